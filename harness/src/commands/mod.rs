@@ -1,0 +1,13 @@
+//! One module per `fencecheck` subcommand. Each has a clap `Args` and a `run(Args) ->
+//! anyhow::Result<u8>` returning the process exit code (errors become exit 3 in `main`).
+
+pub mod bench;
+pub mod check;
+pub mod clean;
+pub mod cluster;
+pub mod image;
+pub mod matrix;
+pub mod replay;
+pub mod resource;
+pub mod run;
+pub mod worker;

@@ -1,0 +1,9 @@
+//! `fencecheck worker` (not built yet: see the open issue that asks for it).
+
+/// Arguments of `fencecheck worker`.
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<u8> {
+    anyhow::bail!("`fencecheck worker` is not implemented yet")
+}

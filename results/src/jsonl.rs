@@ -1,0 +1,247 @@
+//! Crash-safe JSONL files. A run's history and resource log are appended one line at a time and
+//! handed to the kernel after every line, so a harness that dies (or is SIGKILLed) loses nothing it
+//! had recorded; readers stream the file and name the file and line of anything malformed.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::event::Event;
+
+/// Errors of reading or writing a JSONL file; each names the file (and line when there is one).
+#[derive(Debug, thiserror::Error)]
+pub enum JsonlError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path}:{line}: {message}")]
+    Parse {
+        path: PathBuf,
+        line: u64,
+        message: String,
+    },
+}
+
+/// Appends serialized values as lines; every line reaches the kernel before `append` returns.
+#[derive(Debug)]
+pub struct JsonlWriter {
+    path: PathBuf,
+    file: Mutex<File>,
+}
+
+impl JsonlWriter {
+    /// Creates (or truncates) the file.
+    pub fn create(path: &Path) -> Result<Self, JsonlError> {
+        let file = File::create(path).map_err(|source| JsonlError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file: Mutex::new(file),
+        })
+    }
+
+    /// Opens the file for appending, creating it if needed.
+    pub fn append_to(path: &Path) -> Result<Self, JsonlError> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|source| JsonlError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file: Mutex::new(file),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes one value as one line with a single `write` call (no user-space buffer to lose).
+    pub fn append<T: Serialize>(&self, value: &T) -> Result<(), JsonlError> {
+        let mut line = serde_json::to_vec(value).map_err(|e| JsonlError::Parse {
+            path: self.path.clone(),
+            line: 0,
+            message: format!("cannot serialize: {e}"),
+        })?;
+        line.push(b'\n');
+        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        file.write_all(&line).map_err(|source| JsonlError::Io {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    /// Forces the file's contents to disk (for the end of a phase; `append` already survives a
+    /// process crash, this also survives a machine crash).
+    pub fn sync(&self) -> Result<(), JsonlError> {
+        let file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        file.sync_data().map_err(|source| JsonlError::Io {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
+/// The history recorder: assigns `index` in file order and appends. Shared by every task that
+/// records events, so index order is file order by construction.
+#[derive(Debug)]
+pub struct HistoryWriter {
+    inner: Mutex<(u64, JsonlWriter)>,
+}
+
+impl HistoryWriter {
+    pub fn create(path: &Path) -> Result<Self, JsonlError> {
+        Ok(Self {
+            inner: Mutex::new((0, JsonlWriter::create(path)?)),
+        })
+    }
+
+    /// Records the event with the next index and returns that index.
+    pub fn record(&self, mut event: Event) -> Result<u64, JsonlError> {
+        let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let (next, writer) = &mut *guard;
+        event.index = *next;
+        writer.append(&event)?;
+        *next += 1;
+        Ok(event.index)
+    }
+
+    /// How many events have been recorded.
+    pub fn len(&self) -> u64 {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn sync(&self) -> Result<(), JsonlError> {
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .1
+            .sync()
+    }
+}
+
+/// Streams a JSONL file, yielding each parsed value with its 1-based line number. Blank lines
+/// are skipped; a torn last line (a crash mid-write) is reported like any malformed line, and
+/// the caller decides whether that makes the history incomplete.
+pub struct JsonlReader<T> {
+    path: PathBuf,
+    lines: io::Lines<BufReader<File>>,
+    line: u64,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T> std::fmt::Debug for JsonlReader<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JsonlReader")
+            .field("path", &self.path)
+            .field("line", &self.line)
+            .finish()
+    }
+}
+
+impl<T: DeserializeOwned> JsonlReader<T> {
+    pub fn open(path: &Path) -> Result<Self, JsonlError> {
+        let file = File::open(path).map_err(|source| JsonlError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            lines: BufReader::with_capacity(1 << 20, file).lines(),
+            line: 0,
+            _t: std::marker::PhantomData,
+        })
+    }
+}
+
+impl<T: DeserializeOwned> Iterator for JsonlReader<T> {
+    type Item = Result<(u64, T), JsonlError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let text = match self.lines.next()? {
+                Ok(t) => t,
+                Err(source) => {
+                    return Some(Err(JsonlError::Io {
+                        path: self.path.clone(),
+                        source,
+                    }))
+                }
+            };
+            self.line += 1;
+            if text.trim().is_empty() {
+                continue;
+            }
+            return Some(
+                serde_json::from_str(&text)
+                    .map(|v| (self.line, v))
+                    .map_err(|e| JsonlError::Parse {
+                        path: self.path.clone(),
+                        line: self.line,
+                        message: e.to_string(),
+                    }),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{OpType, Process, F};
+
+    fn tmp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("fc-jsonl-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("history.jsonl")
+    }
+
+    #[test]
+    fn history_is_indexed_in_file_order_and_readable_back() {
+        let path = tmp("roundtrip");
+        let w = HistoryWriter::create(&path).unwrap();
+        for i in 0..3 {
+            let mut e = Event::new(i * 10, Process::Worker(1), OpType::Invoke, F::Acquire);
+            e.lock = Some("l".into());
+            assert_eq!(w.record(e).unwrap(), i);
+        }
+        let read: Vec<_> = JsonlReader::<Event>::open(&path)
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(read.len(), 3);
+        assert_eq!(read[2].0, 3, "line numbers are 1-based");
+        assert_eq!(read[2].1.index, 2);
+    }
+
+    #[test]
+    fn a_malformed_line_names_file_and_line() {
+        let path = tmp("malformed");
+        std::fs::write(
+            &path,
+            "{\"index\":0,\"time\":0,\"process\":1,\"type\":\"invoke\",\"f\":\"acquire\"}\n\nnot json\n",
+        )
+        .unwrap();
+        let mut r = JsonlReader::<Event>::open(&path).unwrap();
+        assert!(r.next().unwrap().is_ok());
+        let err = r.next().unwrap().unwrap_err().to_string();
+        assert!(err.contains("history.jsonl:3:"), "{err}");
+        assert!(r.next().is_none());
+    }
+}

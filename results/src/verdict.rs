@@ -1,0 +1,224 @@
+//! `results.json`: a run's verdict. Validity is three-valued (Invalid > Unknown > Valid when
+//! merged), and every anomaly is data carrying its evidence packet and its diagnosis — never a
+//! bare bool, so a reader can see exactly which operations and resource decisions prove it.
+
+use serde::{Deserialize, Serialize, Serializer};
+use std::collections::BTreeMap;
+
+/// The anomaly kinds of DESIGN.md.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AnomalyKind {
+    StaleAcceptedWrite,
+    DuplicateToken,
+    TokenRegression,
+    DoubleRelease,
+    ConcurrentHolders,
+    LostUpdate,
+    DuplicateEffect,
+    StuckLock,
+}
+
+impl AnomalyKind {
+    pub const ALL: [AnomalyKind; 8] = [
+        AnomalyKind::StaleAcceptedWrite,
+        AnomalyKind::DuplicateToken,
+        AnomalyKind::TokenRegression,
+        AnomalyKind::DoubleRelease,
+        AnomalyKind::ConcurrentHolders,
+        AnomalyKind::LostUpdate,
+        AnomalyKind::DuplicateEffect,
+        AnomalyKind::StuckLock,
+    ];
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            AnomalyKind::StaleAcceptedWrite => "stale-accepted-write",
+            AnomalyKind::DuplicateToken => "duplicate-token",
+            AnomalyKind::TokenRegression => "token-regression",
+            AnomalyKind::DoubleRelease => "double-release",
+            AnomalyKind::ConcurrentHolders => "concurrent-holders",
+            AnomalyKind::LostUpdate => "lost-update",
+            AnomalyKind::DuplicateEffect => "duplicate-effect",
+            AnomalyKind::StuckLock => "stuck-lock",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<AnomalyKind> {
+        AnomalyKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// The default `fail_on`: every kind but `concurrent-holders`, which the literature says
+    /// cannot be prevented under pauses and is reported as an observation.
+    pub fn default_fail_on() -> Vec<AnomalyKind> {
+        AnomalyKind::ALL
+            .into_iter()
+            .filter(|k| *k != AnomalyKind::ConcurrentHolders)
+            .collect()
+    }
+}
+
+impl std::fmt::Display for AnomalyKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Valid, Invalid, or Unknown (a checker could not decide). Serialized as `true`, `false`,
+/// `"unknown"` as DESIGN.md specifies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Validity {
+    Valid,
+    Unknown,
+    Invalid,
+}
+
+impl Validity {
+    /// Invalid > Unknown > Valid.
+    pub fn merge(self, other: Validity) -> Validity {
+        use Validity::*;
+        match (self, other) {
+            (Invalid, _) | (_, Invalid) => Invalid,
+            (Unknown, _) | (_, Unknown) => Unknown,
+            _ => Valid,
+        }
+    }
+
+    /// The process exit code of DESIGN.md: 0 valid, 1 invalid, 2 unknown.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Validity::Valid => 0,
+            Validity::Invalid => 1,
+            Validity::Unknown => 2,
+        }
+    }
+}
+
+impl Serialize for Validity {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Validity::Valid => s.serialize_bool(true),
+            Validity::Invalid => s.serialize_bool(false),
+            Validity::Unknown => s.serialize_str("unknown"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Validity {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::Bool(true) => Ok(Validity::Valid),
+            serde_json::Value::Bool(false) => Ok(Validity::Invalid),
+            serde_json::Value::String(s) if s == "unknown" => Ok(Validity::Unknown),
+            other => Err(serde::de::Error::custom(format!(
+                "valid must be true, false or \"unknown\", not {other}"
+            ))),
+        }
+    }
+}
+
+/// What a human needs to act on an anomaly (the boundary tables of the training fixture).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Diagnosis {
+    pub observation: String,
+    pub likely_boundary: String,
+    pub what_to_check: String,
+    pub next_action: String,
+}
+
+/// The evidence packet: which lock, owner, lease and token, what the resource had before, what
+/// it decided, and where in the history and resource log the proof is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Evidence {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub highest_before: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    /// History indices involved, in history order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub indices: Vec<u64>,
+    /// Resource-log seqs involved, in log order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seqs: Vec<u64>,
+    /// Times (ns since start) of the events named above, earliest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub times: Vec<u64>,
+    /// Other facts of this kind (the other owner, lease, token; counts for lost-update ...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other: BTreeMap<String, serde_json::Value>,
+}
+
+/// One anomaly: kind, whether it fails the run under the test's `fail_on`, evidence, diagnosis.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Anomaly {
+    pub kind: AnomalyKind,
+    /// True when this kind is in the test's `fail_on`.
+    pub fails: bool,
+    /// One line a human reads first.
+    pub summary: String,
+    #[serde(flatten)]
+    pub evidence: Evidence,
+    pub diagnosis: Diagnosis,
+}
+
+/// The whole `results.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub valid: Validity,
+    pub anomalies: Vec<Anomaly>,
+    /// Why the verdict is unknown, if it is (a checker panicked, the history is incomplete ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown_reasons: Vec<String>,
+    /// Counts and checker notes (e.g. "duplicate-token: not applicable, recipe has no token").
+    #[serde(default)]
+    pub stats: BTreeMap<String, serde_json::Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validity_merges_invalid_over_unknown_over_valid() {
+        use Validity::*;
+        assert_eq!(Valid.merge(Valid), Valid);
+        assert_eq!(Valid.merge(Unknown), Unknown);
+        assert_eq!(Unknown.merge(Invalid), Invalid);
+        assert_eq!(Invalid.merge(Valid), Invalid);
+        assert_eq!(serde_json::to_string(&Unknown).unwrap(), "\"unknown\"");
+        assert_eq!(serde_json::from_str::<Validity>("false").unwrap(), Invalid);
+    }
+
+    #[test]
+    fn anomaly_evidence_is_flattened_beside_kind() {
+        let a = Anomaly {
+            kind: AnomalyKind::StaleAcceptedWrite,
+            fails: true,
+            summary: "token 1 accepted after token 2".into(),
+            evidence: Evidence {
+                lock: Some("report".into()),
+                token: Some(1),
+                highest_before: Some(2),
+                seqs: vec![3, 4],
+                ..Default::default()
+            },
+            diagnosis: Diagnosis::default(),
+        };
+        let json = serde_json::to_value(&a).unwrap();
+        assert_eq!(json["kind"], "stale-accepted-write");
+        assert_eq!(json["highest_before"], 2);
+        let back: Anomaly = serde_json::from_value(json).unwrap();
+        assert_eq!(back, a);
+        assert_eq!(AnomalyKind::default_fail_on().len(), 7);
+    }
+}
