@@ -1,5 +1,7 @@
 //! The fencecheck harness: everything that touches Docker, processes and the command line.
 //!
 //! - [`commands`]: one module per subcommand of the `fencecheck` binary.
+//! - [`config`]: test.yaml and flags → a validated `TestPlan`.
 
 pub mod commands;
+pub mod config;

@@ -1,0 +1,162 @@
+//! The validated test: the only value that can start a run. It is also what `test.yaml` of a
+//! stored run holds (fully resolved: seed, image and every default written out), so a run can be
+//! repeated exactly and `fencecheck check` can read `ttl`, `recovery_slack` and `fail_on` from it.
+
+use super::duration::Dur;
+use results::AnomalyKind;
+use serde::Serialize;
+
+/// The lock service a recipe talks to (and so the cluster the harness starts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provider {
+    /// In-process lock service (no containers): for fast pipeline tests.
+    Memory,
+    Etcd,
+    Zookeeper,
+    Redis,
+    Redlock,
+    RedisSentinel,
+}
+
+impl Provider {
+    pub const NAMES: &'static str = "etcd, zookeeper, redis, redlock, redis-sentinel, memory";
+
+    pub fn parse(s: &str) -> Option<Provider> {
+        Some(match s {
+            "memory" => Provider::Memory,
+            "etcd" => Provider::Etcd,
+            "zookeeper" | "zk" => Provider::Zookeeper,
+            "redis" => Provider::Redis,
+            "redlock" => Provider::Redlock,
+            "redis-sentinel" | "sentinel" => Provider::RedisSentinel,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Provider::Memory => "memory",
+            Provider::Etcd => "etcd",
+            Provider::Zookeeper => "zookeeper",
+            Provider::Redis => "redis",
+            Provider::Redlock => "redlock",
+            Provider::RedisSentinel => "redis-sentinel",
+        }
+    }
+}
+
+/// A recipe and the provider it runs on.
+pub const RECIPES: &[(&str, Provider)] = &[
+    ("etcd-lease", Provider::Etcd),
+    ("etcd-lock", Provider::Etcd),
+    ("zk-lock", Provider::Zookeeper),
+    ("redis-lock", Provider::Redis),
+    ("redis-lock-del", Provider::Redis),
+    ("redlock", Provider::Redlock),
+    ("redis-sentinel", Provider::RedisSentinel),
+    ("memory", Provider::Memory),
+];
+
+/// The default recipe of each provider.
+pub fn default_recipe(p: Provider) -> &'static str {
+    match p {
+        Provider::Memory => "memory",
+        Provider::Etcd => "etcd-lease",
+        Provider::Zookeeper => "zk-lock",
+        Provider::Redis => "redis-lock",
+        Provider::Redlock => "redlock",
+        Provider::RedisSentinel => "redis-sentinel",
+    }
+}
+
+/// The protected resource every write goes to.
+pub const RESOURCES: &[&str] = &[
+    "strict",
+    "strict-idempotent",
+    "none",
+    "etcd-guard",
+    "postgres",
+    "redis-fenced",
+];
+
+/// What each worker does while it holds the lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Workload {
+    /// Writes with its fence token to the resource.
+    FencedWrite,
+    /// Read-increment-write of a plain counter (no token check): what a lock alone protects.
+    Counter,
+}
+
+/// What a worker does when it cannot confirm it still holds the lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Discipline {
+    Stop,
+    Continue,
+}
+
+/// Where lease renewal runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Renewal {
+    Background,
+    Inline,
+}
+
+/// A fully resolved, valid test.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TestPlan {
+    pub name: String,
+    pub provider: Provider,
+    pub recipe: String,
+    pub resource: String,
+    pub workload: Workload,
+    /// Store of the counter workload (`redis` or `postgres`); absent for fenced writes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counter_store: Option<String>,
+    pub workers: u32,
+    pub ttl: Dur,
+    pub renew_interval: Dur,
+    pub session_timeout: Dur,
+    pub op_timeout: Dur,
+    pub discipline: Discipline,
+    pub renewal: Renewal,
+    pub time_limit: Dur,
+    /// How long a worker works while holding the lock before it writes.
+    pub work: Dur,
+    pub writes_per_hold: u32,
+    pub keys: u32,
+    pub lock: String,
+    pub nemesis: Vec<String>,
+    pub nemesis_interval: Dur,
+    /// How long a pause fault lasts (default 2 x ttl: longer than the lease, the GC pause).
+    pub pause: Dur,
+    pub seed: u64,
+    pub fail_on: Vec<AnomalyKind>,
+    pub recovery_slack: Dur,
+    /// After the final heal: how long every worker has to acquire once (liveness).
+    pub recovery: Dur,
+    pub image: String,
+}
+
+impl TestPlan {
+    /// The command line that re-runs exactly this test (same seed).
+    pub fn rerun_command(&self) -> String {
+        let mut cmd = format!(
+            "fencecheck run --recipe {} --resource {} --workers {} --ttl {} --time-limit {} --seed {}",
+            self.recipe, self.resource, self.workers, self.ttl, self.time_limit, self.seed
+        );
+        if self.nemesis.is_empty() {
+            cmd.push_str(" --nemesis none");
+        } else {
+            cmd.push_str(&format!(" --nemesis {}", self.nemesis.join(",")));
+        }
+        if self.workload == Workload::Counter {
+            cmd.push_str(" --workload counter");
+        }
+        cmd
+    }
+}

@@ -1,0 +1,76 @@
+//! The raw test description: what a user wrote in `test.yaml` and on the command line, before
+//! anything is checked. Every field is optional; [`super::validate`] turns it into a
+//! [`super::TestPlan`], the only type that can start a test.
+
+use super::duration::Dur;
+use serde::Deserialize;
+
+/// A test as written. Unknown keys are errors (a typo must not silently fall back to a default).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub struct RawTest {
+    pub name: Option<String>,
+    pub provider: Option<String>,
+    pub recipe: Option<String>,
+    pub resource: Option<String>,
+    pub workload: Option<String>,
+    pub counter_store: Option<String>,
+    pub workers: Option<u32>,
+    pub ttl: Option<Dur>,
+    pub renew_interval: Option<Dur>,
+    pub session_timeout: Option<Dur>,
+    pub op_timeout: Option<Dur>,
+    pub discipline: Option<String>,
+    pub renewal: Option<String>,
+    pub time_limit: Option<Dur>,
+    pub work: Option<Dur>,
+    pub writes_per_hold: Option<u32>,
+    pub keys: Option<u32>,
+    pub lock: Option<String>,
+    pub nemesis: Option<Vec<String>>,
+    pub nemesis_interval: Option<Dur>,
+    pub pause: Option<Dur>,
+    pub seed: Option<u64>,
+    pub fail_on: Option<Vec<String>>,
+    pub recovery_slack: Option<Dur>,
+    pub recovery: Option<Dur>,
+    pub image: Option<String>,
+}
+
+impl RawTest {
+    /// Overlays `other` (the command line) on `self` (the file): a flag given wins.
+    pub fn overlay(mut self, other: RawTest) -> RawTest {
+        macro_rules! take {
+            ($($f:ident),*) => { $( if other.$f.is_some() { self.$f = other.$f; } )* };
+        }
+        take!(
+            name,
+            provider,
+            recipe,
+            resource,
+            workload,
+            counter_store,
+            workers,
+            ttl,
+            renew_interval,
+            session_timeout,
+            op_timeout,
+            discipline,
+            renewal,
+            time_limit,
+            work,
+            writes_per_hold,
+            keys,
+            lock,
+            nemesis,
+            nemesis_interval,
+            pause,
+            seed,
+            fail_on,
+            recovery_slack,
+            recovery,
+            image
+        );
+        self
+    }
+}

@@ -1,0 +1,464 @@
+//! Raw test → validated [`TestPlan`]. Every rule lives here and every rejection says which
+//! field broke which rule and what to write instead; nothing downstream re-checks.
+
+use super::duration::Dur;
+use super::plan::*;
+use super::raw::RawTest;
+use results::AnomalyKind;
+
+/// A rejected test description.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{field}: {message}")]
+pub struct ConfigError {
+    /// The YAML key / flag at fault.
+    pub field: String,
+    pub message: String,
+}
+
+fn err(field: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError {
+        field: field.to_string(),
+        message: message.into(),
+    }
+}
+
+/// Fault names the nemesis knows, and which providers each applies to (None: all).
+pub const FAULTS: &[(&str, Option<&[Provider]>)] = &[
+    ("pause-holder", None),
+    ("pause-worker", None),
+    ("kill-holder", None),
+    ("kill-worker", None),
+    ("pause-node", None),
+    ("pause-leader", None),
+    ("kill-node", None),
+    ("kill-leader", None),
+    ("isolate-leader", None),
+    ("halves", None),
+    ("majorities-ring", None),
+    ("isolate-worker", None),
+    ("isolate-resource", None),
+    ("failover", Some(&[Provider::RedisSentinel])),
+];
+
+/// The image tag of the node image this build of fencecheck expects: the tag carries a hash of
+/// the package list, so a changed list means a new image.
+pub fn default_image() -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(include_str!("../../image/packages.txt").as_bytes());
+    let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    format!("fencecheck-node:{hex}")
+}
+
+/// Validates a raw test (file overlaid with flags) into a plan. `random_seed` is used when the
+/// test names no seed (the caller draws it, so validation itself stays deterministic).
+pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError> {
+    // Provider and recipe: either may imply the other; both given must agree.
+    let provider = match raw.provider.as_deref() {
+        Some(p) => Some(Provider::parse(p).ok_or_else(|| {
+            err(
+                "provider",
+                format!("unknown provider {p:?}; use one of {}", Provider::NAMES),
+            )
+        })?),
+        None => None,
+    };
+    let (recipe, provider) = match (raw.recipe.as_deref(), provider) {
+        (Some(r), p) => {
+            let (name, rp) = RECIPES.iter().find(|(n, _)| *n == r).ok_or_else(|| {
+                let names: Vec<_> = RECIPES.iter().map(|(n, _)| *n).collect();
+                err(
+                    "recipe",
+                    format!("unknown recipe {r:?}; use one of {}", names.join(", ")),
+                )
+            })?;
+            if let Some(p) = p {
+                if p != *rp {
+                    return Err(err(
+                        "recipe",
+                        format!(
+                            "recipe {r} runs on provider {}, not {}; drop --provider or pick a {} recipe",
+                            rp.as_str(),
+                            p.as_str(),
+                            p.as_str()
+                        ),
+                    ));
+                }
+            }
+            (name.to_string(), *rp)
+        }
+        (None, Some(p)) => (default_recipe(p).to_string(), p),
+        (None, None) => ("etcd-lease".to_string(), Provider::Etcd),
+    };
+
+    let resource = raw.resource.unwrap_or_else(|| "strict".into());
+    if !RESOURCES.contains(&resource.as_str()) {
+        return Err(err(
+            "resource",
+            format!(
+                "unknown resource {resource:?}; use one of {}",
+                RESOURCES.join(", ")
+            ),
+        ));
+    }
+
+    let workload = match raw.workload.as_deref().unwrap_or("fenced-write") {
+        "fenced-write" => Workload::FencedWrite,
+        "counter" => Workload::Counter,
+        w => {
+            return Err(err(
+                "workload",
+                format!("unknown workload {w:?}; use fenced-write or counter"),
+            ))
+        }
+    };
+    let counter_store =
+        match (workload, raw.counter_store) {
+            (Workload::Counter, None) => Some("redis".to_string()),
+            (Workload::Counter, Some(s)) if s == "redis" || s == "postgres" => Some(s),
+            (Workload::Counter, Some(s)) => {
+                return Err(err(
+                    "counter_store",
+                    format!("unknown store {s:?}; use redis or postgres"),
+                ))
+            }
+            (Workload::FencedWrite, Some(_)) => return Err(err(
+                "counter_store",
+                "only the counter workload has a counter store; add workload: counter or remove it",
+            )),
+            (Workload::FencedWrite, None) => None,
+        };
+
+    let workers = raw.workers.unwrap_or(5);
+    if !(1..=64).contains(&workers) {
+        return Err(err("workers", format!("{workers} workers: use 1 to 64")));
+    }
+
+    let ttl = raw.ttl.unwrap_or(Dur::secs(2));
+    if ttl.get().is_zero() {
+        return Err(err(
+            "ttl",
+            "ttl 0 means the lock is never held; use e.g. 2s",
+        ));
+    }
+    if ttl.get().as_millis() < 100 {
+        return Err(err(
+            "ttl",
+            format!("ttl {ttl} is below what any provider honours; use at least 100ms"),
+        ));
+    }
+    let renew_interval = raw
+        .renew_interval
+        .unwrap_or(Dur::from_millis((ttl.get().as_millis() / 3) as u64));
+    if renew_interval.get() * 2 >= ttl.get() || renew_interval.get().is_zero() {
+        return Err(err(
+            "renew_interval",
+            format!(
+                "renew interval {renew_interval} must be positive and under half the ttl ({ttl}); use at most {}",
+                Dur::from_millis((ttl.get().as_millis() / 3) as u64)
+            ),
+        ));
+    }
+    let session_timeout = raw.session_timeout.unwrap_or(ttl);
+    let op_timeout = raw.op_timeout.unwrap_or(Dur::secs(5));
+    if op_timeout.get().is_zero() {
+        return Err(err(
+            "op_timeout",
+            "an operation timeout of 0 fails every operation; use e.g. 5s",
+        ));
+    }
+
+    let discipline = match raw.discipline.as_deref().unwrap_or("stop") {
+        "stop" => Discipline::Stop,
+        "continue" => Discipline::Continue,
+        d => {
+            return Err(err(
+                "discipline",
+                format!("unknown discipline {d:?}; use stop or continue"),
+            ))
+        }
+    };
+    let renewal = match raw.renewal.as_deref().unwrap_or("background") {
+        "background" => Renewal::Background,
+        "inline" => Renewal::Inline,
+        r => {
+            return Err(err(
+                "renewal",
+                format!("unknown renewal {r:?}; use background or inline"),
+            ))
+        }
+    };
+
+    let time_limit = raw.time_limit.unwrap_or(Dur::secs(60));
+    if time_limit.get().is_zero() {
+        return Err(err(
+            "time_limit",
+            "a time limit of 0 runs nothing; use e.g. 60s",
+        ));
+    }
+    let work = raw
+        .work
+        .unwrap_or(Dur::from_millis((ttl.get().as_millis() / 4) as u64));
+    let writes_per_hold = raw.writes_per_hold.unwrap_or(1);
+    if !(1..=100).contains(&writes_per_hold) {
+        return Err(err("writes_per_hold", "use 1 to 100 writes per hold"));
+    }
+    let keys = raw.keys.unwrap_or(1);
+    if !(1..=1000).contains(&keys) {
+        return Err(err("keys", "use 1 to 1000 resource keys"));
+    }
+    let lock = raw.lock.unwrap_or_else(|| "fencecheck-lock".into());
+    if lock.is_empty() || lock.contains(char::is_whitespace) {
+        return Err(err(
+            "lock",
+            format!("lock name {lock:?} must be non-empty without spaces"),
+        ));
+    }
+
+    let nemesis = match raw.nemesis {
+        None => vec!["pause-holder".to_string()],
+        Some(list) => {
+            let list: Vec<String> = list.into_iter().filter(|f| f != "none").collect();
+            for f in &list {
+                let (_, only) = FAULTS.iter().find(|(n, _)| n == f).ok_or_else(|| {
+                    let names: Vec<_> = FAULTS.iter().map(|(n, _)| *n).collect();
+                    err(
+                        "nemesis",
+                        format!(
+                            "unknown fault {f:?}; use none or any of {}",
+                            names.join(", ")
+                        ),
+                    )
+                })?;
+                if let Some(only) = only {
+                    if !only.contains(&provider) {
+                        return Err(err(
+                            "nemesis",
+                            format!("fault {f} does not apply to provider {}", provider.as_str()),
+                        ));
+                    }
+                }
+            }
+            list
+        }
+    };
+    let pause = raw.pause.unwrap_or(Dur(ttl.get() * 2));
+    let nemesis_interval = raw
+        .nemesis_interval
+        .unwrap_or(Dur(pause.get() + ttl.get() * 2));
+
+    let fail_on = match raw.fail_on {
+        None => AnomalyKind::default_fail_on(),
+        Some(list) => list
+            .iter()
+            .map(|k| {
+                AnomalyKind::parse(k).ok_or_else(|| {
+                    let names: Vec<_> = AnomalyKind::ALL.iter().map(|k| k.as_str()).collect();
+                    err(
+                        "fail_on",
+                        format!(
+                            "unknown anomaly kind {k:?}; use any of {}",
+                            names.join(", ")
+                        ),
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    let recovery_slack = raw.recovery_slack.unwrap_or(Dur::secs(5));
+    let recovery = raw
+        .recovery
+        .unwrap_or(Dur(ttl.get() * 2 + recovery_slack.get()));
+
+    let name = raw.name.unwrap_or_else(|| {
+        let faults = if nemesis.is_empty() {
+            "no-faults".to_string()
+        } else {
+            nemesis.join("+")
+        };
+        format!("{recipe}-{resource}-{faults}")
+    });
+    if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+        return Err(err(
+            "name",
+            format!("test name {name:?} must be a plain file name"),
+        ));
+    }
+
+    Ok(TestPlan {
+        name,
+        provider,
+        recipe,
+        resource,
+        workload,
+        counter_store,
+        workers,
+        ttl,
+        renew_interval,
+        session_timeout,
+        op_timeout,
+        discipline,
+        renewal,
+        time_limit,
+        work,
+        writes_per_hold,
+        keys,
+        lock,
+        nemesis,
+        nemesis_interval,
+        pause,
+        seed: raw.seed.unwrap_or(random_seed),
+        fail_on,
+        recovery_slack,
+        recovery,
+        image: raw.image.unwrap_or_else(default_image),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw() -> RawTest {
+        RawTest::default()
+    }
+
+    #[test]
+    fn the_default_test_is_etcd_lease_strict_with_holder_pauses() {
+        let p = validate(raw(), 7).unwrap();
+        assert_eq!(p.recipe, "etcd-lease");
+        assert_eq!(p.provider, Provider::Etcd);
+        assert_eq!(p.resource, "strict");
+        assert_eq!(p.workers, 5);
+        assert_eq!(p.ttl, Dur::secs(2));
+        assert_eq!(p.time_limit, Dur::secs(60));
+        assert_eq!(p.nemesis, vec!["pause-holder"]);
+        assert_eq!(p.pause, Dur::secs(4), "a pause outlives the lease: 2 x ttl");
+        assert_eq!(p.seed, 7);
+        assert!(!p.fail_on.contains(&AnomalyKind::ConcurrentHolders));
+        assert!(p.rerun_command().contains("--seed 7"));
+    }
+
+    #[test]
+    fn nonsense_is_rejected_with_the_field_and_what_to_write() {
+        let cases: Vec<(RawTest, &str, &str)> = vec![
+            (
+                RawTest {
+                    ttl: Some(Dur::secs(0)),
+                    ..raw()
+                },
+                "ttl",
+                "2s",
+            ),
+            (
+                RawTest {
+                    ttl: Some(Dur::secs(2)),
+                    renew_interval: Some(Dur::secs(1)),
+                    ..raw()
+                },
+                "renew_interval",
+                "under half",
+            ),
+            (
+                RawTest {
+                    provider: Some("consul".into()),
+                    ..raw()
+                },
+                "provider",
+                "etcd",
+            ),
+            (
+                RawTest {
+                    recipe: Some("mutex".into()),
+                    ..raw()
+                },
+                "recipe",
+                "etcd-lease",
+            ),
+            (
+                RawTest {
+                    provider: Some("etcd".into()),
+                    recipe: Some("zk-lock".into()),
+                    ..raw()
+                },
+                "recipe",
+                "zookeeper",
+            ),
+            (
+                RawTest {
+                    resource: Some("s3".into()),
+                    ..raw()
+                },
+                "resource",
+                "strict",
+            ),
+            (
+                RawTest {
+                    workers: Some(0),
+                    ..raw()
+                },
+                "workers",
+                "1 to 64",
+            ),
+            (
+                RawTest {
+                    nemesis: Some(vec!["meteor".into()]),
+                    ..raw()
+                },
+                "nemesis",
+                "pause-holder",
+            ),
+            (
+                RawTest {
+                    nemesis: Some(vec!["failover".into()]),
+                    ..raw()
+                },
+                "nemesis",
+                "etcd",
+            ),
+            (
+                RawTest {
+                    fail_on: Some(vec!["oops".into()]),
+                    ..raw()
+                },
+                "fail_on",
+                "stale-accepted-write",
+            ),
+            (
+                RawTest {
+                    counter_store: Some("redis".into()),
+                    ..raw()
+                },
+                "counter_store",
+                "workload",
+            ),
+        ];
+        for (r, field, hint) in cases {
+            let e = validate(r, 1).unwrap_err();
+            assert_eq!(e.field, field, "{e}");
+            assert!(e.message.contains(hint), "{e} should mention {hint}");
+        }
+    }
+
+    #[test]
+    fn provider_alone_picks_its_default_recipe() {
+        let p = validate(
+            RawTest {
+                provider: Some("zookeeper".into()),
+                ..raw()
+            },
+            1,
+        )
+        .unwrap();
+        assert_eq!(p.recipe, "zk-lock");
+        let p = validate(
+            RawTest {
+                nemesis: Some(vec!["none".into()]),
+                ..raw()
+            },
+            1,
+        )
+        .unwrap();
+        assert!(p.nemesis.is_empty());
+        assert!(p.name.ends_with("no-faults"));
+    }
+}
