@@ -2,6 +2,10 @@
 //!
 //! - [`commands`]: one module per subcommand of the `fencecheck` binary.
 //! - [`config`]: test.yaml and flags → a validated `TestPlan`.
+//! - [`replay`]: scripted incident timelines.
+//! - [`run`]: the pipeline of one test.
 
 pub mod commands;
 pub mod config;
+pub mod replay;
+pub mod run;

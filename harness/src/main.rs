@@ -15,6 +15,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run one test (with no arguments: etcd lease lock, strict fenced resource, holder pauses).

@@ -1,9 +1,91 @@
-//! `fencecheck run` (not built yet: see the open issue that asks for it).
+//! `fencecheck run`: one test. Flags overlay `--config test.yaml`; the result is validated into a
+//! `TestPlan` before anything starts, then handed to the run pipeline ([`crate::run`]).
 
-/// Arguments of `fencecheck run`.
+use crate::config::{self, Dur, RawTest};
+use std::path::PathBuf;
+
+/// Arguments of `fencecheck run`. With none, the default test: etcd-lease, strict resource,
+/// holder pauses longer than the ttl, 5 workers, ttl 2s, 60 s.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Test file (YAML); flags given on the command line override its keys.
+    #[arg(long, short = 'c')]
+    pub config: Option<PathBuf>,
+    /// Lock provider: etcd, zookeeper, redis, redlock, redis-sentinel, memory.
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// Lock recipe: etcd-lease, etcd-lock, zk-lock, redis-lock, redis-lock-del, redlock, redis-sentinel, memory.
+    #[arg(long)]
+    pub recipe: Option<String>,
+    /// Protected resource: strict, strict-idempotent, none, etcd-guard, postgres, redis-fenced.
+    #[arg(long)]
+    pub resource: Option<String>,
+    /// Workload: fenced-write (default) or counter.
+    #[arg(long)]
+    pub workload: Option<String>,
+    /// Number of worker processes.
+    #[arg(long)]
+    pub workers: Option<u32>,
+    /// Lease / session ttl, e.g. 2s.
+    #[arg(long)]
+    pub ttl: Option<Dur>,
+    /// How long the workload runs before the final heal, e.g. 60s.
+    #[arg(long)]
+    pub time_limit: Option<Dur>,
+    /// Faults, comma-separated (e.g. pause-holder,kill-worker), or `none`.
+    #[arg(long, value_delimiter = ',')]
+    pub nemesis: Option<Vec<String>>,
+    /// Seed of every random choice (printed; re-use it to repeat a run).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Anomaly kinds that fail the run, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub fail_on: Option<Vec<String>>,
+    /// What a worker does when it cannot confirm its lease: stop or continue.
+    #[arg(long)]
+    pub discipline: Option<String>,
+    /// Where runs are stored.
+    #[arg(long, default_value = "results/runs")]
+    pub runs: PathBuf,
+    /// No progress bar (for CI logs).
+    #[arg(long)]
+    pub quiet: bool,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<u8> {
-    anyhow::bail!("`fencecheck run` is not implemented yet")
+impl Args {
+    fn flags(&self) -> RawTest {
+        RawTest {
+            provider: self.provider.clone(),
+            recipe: self.recipe.clone(),
+            resource: self.resource.clone(),
+            workload: self.workload.clone(),
+            workers: self.workers,
+            ttl: self.ttl,
+            time_limit: self.time_limit,
+            nemesis: self.nemesis.clone(),
+            seed: self.seed,
+            fail_on: self.fail_on.clone(),
+            discipline: self.discipline.clone(),
+            ..RawTest::default()
+        }
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    let file = match &args.config {
+        Some(path) => config::load_file(path)?,
+        None => RawTest::default(),
+    };
+    let raw = file.overlay(args.flags());
+    let plan = config::validate(raw, rand::random()).map_err(|e| match &args.config {
+        Some(path) => anyhow::anyhow!("{}: {e}", path.display()),
+        None => anyhow::anyhow!("--{}", e.to_string().replacen('_', "-", 1)),
+    })?;
+    crate::run::execute(
+        plan,
+        &crate::run::Options {
+            runs: args.runs,
+            quiet: args.quiet,
+        },
+    )
 }
