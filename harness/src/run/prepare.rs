@@ -1,0 +1,75 @@
+//! Phase 1 of a run: its directory, the fully resolved `test.yaml` (written before anything
+//! starts, so even a run that dies at once says what it was), and the harness log.
+
+use crate::config::TestPlan;
+use anyhow::Context;
+use results::layout::{self, RunDir};
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// Creates the run directory and writes `test.yaml`. `extra` is appended verbatim (e.g. the
+/// nemesis plan drawn from the seed, once known).
+pub fn create_run_dir(root: &Path, plan: &TestPlan) -> anyhow::Result<RunDir> {
+    let dir = RunDir::create(root, &plan.name, &layout::utc_stamp_now())
+        .with_context(|| format!("cannot create a run directory under {}", root.display()))?;
+    write_test_yaml(&dir, plan, None)?;
+    Ok(dir)
+}
+
+/// (Re)writes `test.yaml`: the plan, then any extra resolved sections (the fault plan).
+pub fn write_test_yaml(dir: &RunDir, plan: &TestPlan, extra: Option<&str>) -> anyhow::Result<()> {
+    let mut text = String::from("# The fully resolved test of this run. Re-run it with:\n");
+    text.push_str(&format!("#   {}\n", plan.rerun_command()));
+    text.push_str(&serde_saphyr::to_string(plan).context("cannot serialize the test plan")?);
+    if let Some(extra) = extra {
+        text.push_str(extra);
+    }
+    let path = dir.file(layout::TEST_YAML);
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// `harness.log`: what the harness did and when, line by line, shared by every phase.
+#[derive(Debug, Clone)]
+pub struct HarnessLog {
+    file: Arc<Mutex<std::fs::File>>,
+    started: std::time::Instant,
+}
+
+impl HarnessLog {
+    pub fn create(dir: &RunDir) -> anyhow::Result<Self> {
+        let path = dir.file(layout::HARNESS_LOG);
+        let file = std::fs::File::create(&path)
+            .with_context(|| format!("cannot create {}", path.display()))?;
+        Ok(Self {
+            file: Arc::new(Mutex::new(file)),
+            started: std::time::Instant::now(),
+        })
+    }
+
+    /// Appends one line, prefixed with the wall seconds since the harness started.
+    pub fn line(&self, text: &str) {
+        let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = writeln!(f, "[{:>8.3}s] {text}", self.started.elapsed().as_secs_f64());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{validate, RawTest};
+
+    #[test]
+    fn test_yaml_holds_the_resolved_plan_that_check_reads() {
+        let root = std::env::temp_dir().join(format!("fc-prepare-{}", std::process::id()));
+        let plan = validate(RawTest::default(), 42).unwrap();
+        let dir = create_run_dir(&root, &plan).unwrap();
+        let text = std::fs::read_to_string(dir.file(layout::TEST_YAML)).unwrap();
+        assert!(text.contains("seed: 42"), "{text}");
+        assert!(text.contains("ttl: 2s"), "{text}");
+        assert!(text.contains("recovery_slack: 5s"), "{text}");
+        assert!(text.contains("- stale-accepted-write"), "{text}");
+        assert!(text.contains("--seed 42"), "{text}");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}
