@@ -5,16 +5,22 @@
 //! - [`jsonl`]: crash-safe appenders and streaming readers for both files.
 //! - [`layout`]: the run directory, its file names, and `results/runs/latest`.
 //! - [`clock`]: run-relative CLOCK_MONOTONIC time shared by host and containers.
+//! - [`event_ref`], [`scan`]: borrowed views of both logs and the fast strict line scanner.
+//! - [`store`]: streaming a stored run back (logs, and `test.yaml`'s checker keys).
 //! - [`verdict`]: `results.json` — validity, anomalies with evidence and diagnosis.
 
 pub mod clock;
 pub mod event;
+pub mod event_ref;
 pub mod jsonl;
 pub mod layout;
 pub mod resource_log;
+pub mod scan;
+pub mod store;
 pub mod verdict;
 
 pub use clock::RunClock;
 pub use event::{Event, OpResult, OpType, Process, F};
+pub use event_ref::{EventRef, ResourceRef};
 pub use resource_log::{ResourceEntry, WriteResult};
 pub use verdict::{Anomaly, AnomalyKind, Diagnosis, Evidence, Validity, Verdict};

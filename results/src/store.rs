@@ -1,0 +1,245 @@
+//! Reading a stored run back for checking: the two JSONL logs, streamed line by line (so a
+//! 10M-event history is never loaded whole), and the three keys of `test.yaml` the checkers need
+//! (`ttl`, `recovery_slack`, `fail_on`); everything else in `test.yaml` belongs to the harness
+//! and is ignored here. Every error names the file, and the line when there is one.
+
+use crate::event_ref::{EventRef, ResourceRef};
+use crate::verdict::AnomalyKind;
+use serde::Deserialize;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What went wrong reading a run directory.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path}:{line}: {message}")]
+    Parse {
+        path: PathBuf,
+        line: u64,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    Config { path: PathBuf, message: String },
+}
+
+/// What the checkers read from `test.yaml`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckConfig {
+    /// The lease TTL; `None` when the test has none (stuck-lock is then not applicable).
+    pub ttl: Option<Duration>,
+    /// How long past the TTL a lock may take to become acquirable again (default 5s).
+    pub recovery_slack: Duration,
+    /// Which kinds fail the run (default: [`AnomalyKind::default_fail_on`]).
+    pub fail_on: Vec<AnomalyKind>,
+}
+
+impl Default for CheckConfig {
+    fn default() -> Self {
+        CheckConfig {
+            ttl: None,
+            recovery_slack: Duration::from_secs(5),
+            fail_on: AnomalyKind::default_fail_on(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct RawCheckConfig {
+    #[serde(default)]
+    ttl: Option<String>,
+    #[serde(default)]
+    recovery_slack: Option<String>,
+    #[serde(default)]
+    fail_on: Option<Vec<String>>,
+}
+
+impl CheckConfig {
+    /// Parses the text of a `test.yaml`; `path` only names the file in errors.
+    pub fn from_yaml(path: &Path, text: &str) -> Result<CheckConfig, StoreError> {
+        let err = |message: String| StoreError::Config {
+            path: path.to_path_buf(),
+            message,
+        };
+        let raw: Option<RawCheckConfig> =
+            serde_saphyr::from_str(text).map_err(|e| err(e.to_string()))?;
+        let Some(raw) = raw else {
+            return Ok(CheckConfig::default());
+        };
+        let mut cfg = CheckConfig::default();
+        if let Some(t) = raw.ttl {
+            cfg.ttl = Some(parse_duration(&t).map_err(|m| err(format!("ttl: {m}")))?);
+        }
+        if let Some(s) = raw.recovery_slack {
+            cfg.recovery_slack =
+                parse_duration(&s).map_err(|m| err(format!("recovery_slack: {m}")))?;
+        }
+        if let Some(kinds) = raw.fail_on {
+            cfg.fail_on = kinds
+                .iter()
+                .map(|k| {
+                    AnomalyKind::parse(k).ok_or_else(|| {
+                        let all: Vec<_> = AnomalyKind::ALL.iter().map(|k| k.as_str()).collect();
+                        err(format!(
+                            "fail_on: unknown anomaly kind {k:?}; expected one of {}",
+                            all.join(", ")
+                        ))
+                    })
+                })
+                .collect::<Result<_, _>>()?;
+        }
+        Ok(cfg)
+    }
+
+    /// Reads `test.yaml` at `path`; a missing file gives the defaults.
+    pub fn load(path: &Path) -> Result<CheckConfig, StoreError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => CheckConfig::from_yaml(path, &text),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(CheckConfig::default()),
+            Err(source) => Err(StoreError::Io {
+                path: path.to_path_buf(),
+                source,
+            }),
+        }
+    }
+}
+
+/// Parses `2s`, `500ms`, `1m30s`, `250us`, `10ns`, `1h` (units may be combined, largest first).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let bad = || format!("{s:?} is not a duration; write e.g. 2s or 500ms");
+    if t.is_empty() {
+        return Err(bad());
+    }
+    let mut total = Duration::ZERO;
+    let mut rest = t;
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        if digits == 0 {
+            return Err(bad());
+        }
+        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
+        rest = &rest[digits..];
+        let unit = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+        let per_unit = match &rest[..unit] {
+            "ns" => Duration::from_nanos(1),
+            "us" | "µs" => Duration::from_micros(1),
+            "ms" => Duration::from_millis(1),
+            "s" => Duration::from_secs(1),
+            "m" => Duration::from_secs(60),
+            "h" => Duration::from_secs(3600),
+            _ => return Err(bad()),
+        };
+        let part = per_unit
+            .checked_mul(u32::try_from(n).map_err(|_| bad())?)
+            .ok_or_else(bad)?;
+        total = total.checked_add(part).ok_or_else(bad)?;
+        rest = &rest[unit..];
+    }
+    Ok(total)
+}
+
+/// Streams a JSONL file, calling `each(line_number, line)` for every non-blank line without
+/// allocating per line. Returns how many lines were handed over. `each` returns an error
+/// message for a line it cannot use; it is reported with the file and line.
+pub fn for_each_line(
+    path: &Path,
+    mut each: impl FnMut(u64, &str) -> Result<(), String>,
+) -> Result<u64, StoreError> {
+    let io_err = |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(io_err)?;
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut buf = Vec::with_capacity(512);
+    let (mut line_no, mut count) = (0u64, 0u64);
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf).map_err(io_err)? == 0 {
+            return Ok(count);
+        }
+        line_no += 1;
+        let parse_err = |message: String| StoreError::Parse {
+            path: path.to_path_buf(),
+            line: line_no,
+            message,
+        };
+        let text = std::str::from_utf8(&buf)
+            .map_err(|e| parse_err(format!("not UTF-8 text: {e}")))?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        each(line_no, text).map_err(parse_err)?;
+        count += 1;
+    }
+}
+
+/// Streams `history.jsonl`, calling `each` with every event in file order.
+pub fn stream_history(
+    path: &Path,
+    mut each: impl FnMut(&EventRef<'_>),
+) -> Result<u64, StoreError> {
+    for_each_line(path, |_, line| {
+        each(&EventRef::parse(line)?);
+        Ok(())
+    })
+}
+
+/// Streams `resource.jsonl`, calling `each` with every entry in file order.
+pub fn stream_resource_log(
+    path: &Path,
+    mut each: impl FnMut(&ResourceRef<'_>),
+) -> Result<u64, StoreError> {
+    for_each_line(path, |_, line| {
+        each(&ResourceRef::parse(line)?);
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_as_people_write_them() {
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration(" 250us "), Ok(Duration::from_micros(250)));
+        for bad in ["", "2", "s", "2 s", "-1s", "2sec", "1.5s"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn reads_only_the_checker_keys_of_test_yaml() {
+        let p = Path::new("run/test.yaml");
+        let yaml = "name: t\nttl: 2s\nrecovery_slack: 500ms\nfail_on: [stale-accepted-write, stuck-lock]\nnemesis:\n  - pause\nimage: x\n";
+        let c = CheckConfig::from_yaml(p, yaml).unwrap();
+        assert_eq!(c.ttl, Some(Duration::from_secs(2)));
+        assert_eq!(c.recovery_slack, Duration::from_millis(500));
+        assert_eq!(c.fail_on.len(), 2);
+        let d = CheckConfig::from_yaml(p, "name: t\n").unwrap();
+        assert_eq!(d, CheckConfig::default());
+        assert_eq!(CheckConfig::from_yaml(p, "").unwrap(), CheckConfig::default());
+    }
+
+    #[test]
+    fn config_errors_name_the_file_and_what_is_wrong() {
+        let p = Path::new("run/test.yaml");
+        let e = CheckConfig::from_yaml(p, "ttl: soon\n").unwrap_err().to_string();
+        assert!(e.contains("run/test.yaml") && e.contains("ttl"), "{e}");
+        let e = CheckConfig::from_yaml(p, "fail_on: [oops]\n").unwrap_err().to_string();
+        assert!(e.contains("oops") && e.contains("stuck-lock"), "{e}");
+        let e = CheckConfig::from_yaml(p, "a: 1\nttl: [1, \n").unwrap_err().to_string();
+        assert!(e.contains("run/test.yaml") && e.contains("line"), "{e}");
+    }
+}
