@@ -1,0 +1,72 @@
+//! The two seams between the nemesis and the world. [`NodeControl`] is how a fault is applied
+//! (signals, restarts, iptables); [`Topology`] is what the nemesis must know at fault time (who
+//! holds the lock, who leads). The harness implements both over Docker; [`crate::fake`] has
+//! in-memory versions. The nemesis only ever speaks in names (`worker-3`, `etcd-1`).
+
+use crate::grudge::Grudge;
+use std::future::Future;
+
+/// A signal sent to every process of a target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Signal {
+    /// SIGSTOP: freeze (a GC pause, keep-alive threads included).
+    Stop,
+    /// SIGCONT: thaw.
+    Cont,
+    /// SIGKILL: die without cleanup.
+    Kill,
+}
+
+/// A control action that did not happen; names the target and the action.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{action} {target}: {message}")]
+pub struct ControlError {
+    pub target: String,
+    pub action: String,
+    pub message: String,
+}
+
+impl ControlError {
+    pub fn new(target: &str, action: &str, message: impl std::fmt::Display) -> Self {
+        Self {
+            target: target.to_string(),
+            action: action.to_string(),
+            message: message.to_string(),
+        }
+    }
+}
+
+/// Applies faults to named targets (workers, lock-service nodes, the resource).
+pub trait NodeControl: Send + Sync {
+    /// Sends `signal` to every process of `target`.
+    fn signal(
+        &self,
+        target: &str,
+        signal: Signal,
+    ) -> impl Future<Output = Result<(), ControlError>> + Send;
+
+    /// Brings a killed target back: a node restarts with its data (new PID, re-resolved port);
+    /// a worker is replaced by a fresh worker process (new process id).
+    fn restart(&self, target: &str) -> impl Future<Output = Result<(), ControlError>> + Send;
+
+    /// Installs a grudge: each node drops traffic from (and to) the nodes it holds a grudge
+    /// against. Replaces any previous partition.
+    fn partition(&self, grudge: &Grudge) -> impl Future<Output = Result<(), ControlError>> + Send;
+
+    /// Removes every rule any partition installed, in every namespace.
+    fn heal_network(&self) -> impl Future<Output = Result<(), ControlError>> + Send;
+}
+
+/// What the nemesis needs to know about the run at fault time.
+pub trait Topology: Send + Sync {
+    /// Every worker, by name.
+    fn workers(&self) -> Vec<String>;
+    /// Every lock-service node (servers, replicas, sentinels), by name.
+    fn nodes(&self) -> Vec<String>;
+    /// The protected resource's container, if it is one.
+    fn resource(&self) -> Option<String>;
+    /// The worker that holds the lock right now (the driver knows from the history).
+    fn holder(&self) -> impl Future<Output = Option<String>> + Send;
+    /// The current leader / master of the lock service, asked of the system itself.
+    fn leader(&self) -> impl Future<Output = Option<String>> + Send;
+}

@@ -1,0 +1,375 @@
+//! Runs a plan: starts and stops each fault at its time through [`NodeControl`], records every
+//! start and stop as a `nemesis` event in the history, and heals everything when it ends, however
+//! it ends. What is paused, killed or partitioned is tracked *before* the action is taken, so a
+//! heal after an error or a cancellation never misses a target.
+
+use crate::control::{ControlError, NodeControl, Signal, Topology};
+use crate::fault::FaultKind;
+use crate::grudge::Grudge;
+use crate::plan::{Plan, Step};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use results::jsonl::{HistoryWriter, JsonlError};
+use results::{Event, OpType, Process, RunClock, F};
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Why the nemesis stopped early. The heal has been attempted regardless.
+#[derive(Debug, thiserror::Error)]
+pub enum NemesisError {
+    #[error("nemesis: {0}")]
+    Control(#[from] ControlError),
+    #[error("nemesis: recording to the history: {0}")]
+    History(#[from] JsonlError),
+}
+
+/// What a run of the plan did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Faults that took effect.
+    pub started: usize,
+    /// Faults that had no target at their time (no holder, no leader); recorded with an error.
+    pub skipped: usize,
+    /// The run was cancelled before the plan's end.
+    pub cancelled: bool,
+}
+
+/// What a started fault did, so that its stop undoes exactly that.
+#[derive(Debug, Clone)]
+enum Applied {
+    Paused,
+    Killed,
+    Partitioned,
+}
+
+#[derive(Debug, Clone)]
+struct Active {
+    fault: FaultKind,
+    applied: Applied,
+    targets: Vec<String>,
+    value: serde_json::Value,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    paused: BTreeSet<String>,
+    killed: BTreeSet<String>,
+    active: BTreeMap<usize, Active>,
+    summary: Summary,
+}
+
+/// The executor of one run's faults.
+pub struct Nemesis<'a, C, T> {
+    control: &'a C,
+    topology: &'a T,
+    history: &'a HistoryWriter,
+    clock: RunClock,
+    state: Mutex<State>,
+}
+
+fn pick_one(mut names: Vec<String>, pick: u64) -> Option<String> {
+    names.sort();
+    let n = names.len() as u64;
+    (n > 0).then(|| names.swap_remove((pick % n) as usize))
+}
+
+fn shuffled(mut names: Vec<String>, pick: u64) -> Vec<String> {
+    names.sort();
+    names.shuffle(&mut ChaCha8Rng::seed_from_u64(pick));
+    names
+}
+
+/// A fault resolved against the topology at its start time.
+enum Resolved {
+    Signal(Signal, Vec<String>),
+    Partition(Grudge, Vec<String>),
+    NoTarget(&'static str),
+}
+
+impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
+    pub fn new(
+        control: &'a C,
+        topology: &'a T,
+        history: &'a HistoryWriter,
+        clock: RunClock,
+    ) -> Self {
+        Self {
+            control,
+            topology,
+            history,
+            clock,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `plan` from now (its times count from this call) until its last fault stops or
+    /// `cancel` completes, then heals everything. Returns the first error, after healing.
+    pub async fn run(
+        &self,
+        plan: &Plan,
+        cancel: impl Future<Output = ()>,
+    ) -> Result<Summary, NemesisError> {
+        let outcome = tokio::select! {
+            r = self.drive(plan) => r,
+            () = cancel => Ok(true),
+        };
+        let healed = self.heal_all().await;
+        let cancelled = outcome?;
+        healed?;
+        Ok(Summary {
+            cancelled,
+            ..self.state().summary.clone()
+        })
+    }
+
+    /// Returns false: not cancelled.
+    async fn drive(&self, plan: &Plan) -> Result<bool, NemesisError> {
+        let origin = tokio::time::Instant::now();
+        // (time, 0 = stop before 1 = start at the same instant, step index)
+        let mut agenda: Vec<(Duration, u8, usize)> = Vec::new();
+        for (i, step) in plan.steps.iter().enumerate() {
+            agenda.push((step.at, 1, i));
+            agenda.push((step.end(), 0, i));
+        }
+        agenda.sort();
+        for (at, what, i) in agenda {
+            tokio::time::sleep_until(origin + at).await;
+            if what == 1 {
+                let started = self.start(i, &plan.steps[i]).await?;
+                let mut st = self.state();
+                if started {
+                    st.summary.started += 1;
+                } else {
+                    st.summary.skipped += 1;
+                }
+            } else {
+                self.stop(i, false).await?;
+            }
+        }
+        Ok(false)
+    }
+
+    async fn resolve(&self, step: &Step) -> Resolved {
+        let topo = self.topology;
+        let one = |name: Option<String>, why| match name {
+            Some(n) => Ok(n),
+            None => Err(Resolved::NoTarget(why)),
+        };
+        let r = match step.fault {
+            FaultKind::PauseHolder | FaultKind::KillHolder => {
+                one(topo.holder().await, "no worker holds the lock")
+            }
+            FaultKind::PauseWorker | FaultKind::KillWorker | FaultKind::IsolateWorker => {
+                one(pick_one(topo.workers(), step.pick), "there are no workers")
+            }
+            FaultKind::PauseNode | FaultKind::KillNode => {
+                one(pick_one(topo.nodes(), step.pick), "there are no nodes")
+            }
+            FaultKind::PauseLeader
+            | FaultKind::KillLeader
+            | FaultKind::IsolateLeader
+            | FaultKind::Failover => one(topo.leader().await, "the system reports no leader"),
+            FaultKind::IsolateResource => one(topo.resource(), "the resource is not a container"),
+            FaultKind::Halves | FaultKind::MajoritiesRing => Ok(String::new()),
+        };
+        let target = match r {
+            Ok(t) => t,
+            Err(no) => return no,
+        };
+        match step.fault {
+            FaultKind::PauseHolder
+            | FaultKind::PauseWorker
+            | FaultKind::PauseNode
+            | FaultKind::PauseLeader
+            | FaultKind::Failover => Resolved::Signal(Signal::Stop, vec![target]),
+            FaultKind::KillHolder
+            | FaultKind::KillWorker
+            | FaultKind::KillNode
+            | FaultKind::KillLeader => Resolved::Signal(Signal::Kill, vec![target]),
+            FaultKind::IsolateLeader => {
+                Resolved::Partition(Grudge::isolate(&target, &topo.nodes()), vec![target])
+            }
+            FaultKind::IsolateWorker => {
+                Resolved::Partition(Grudge::isolate_worker(&target, &topo.nodes()), vec![target])
+            }
+            FaultKind::IsolateResource => {
+                let mut others = topo.workers();
+                others.extend(topo.nodes());
+                Resolved::Partition(Grudge::isolate_resource(&target, &others), vec![target])
+            }
+            FaultKind::Halves => {
+                let nodes = shuffled(topo.nodes(), step.pick);
+                let minority = nodes[..nodes.len() / 2].to_vec();
+                Resolved::Partition(Grudge::halves(&nodes), minority)
+            }
+            FaultKind::MajoritiesRing => {
+                let nodes = shuffled(topo.nodes(), step.pick);
+                Resolved::Partition(Grudge::majorities_ring(&nodes), nodes)
+            }
+        }
+    }
+
+    /// Starts step `i`; false when it had no target (recorded, with the reason, as an error).
+    async fn start(&self, i: usize, step: &Step) -> Result<bool, NemesisError> {
+        let (applied, targets, value) = match self.resolve(step).await {
+            Resolved::NoTarget(why) => {
+                let mut e = self.event(F::Start(step.fault.name().into()), step.fault, &[], None);
+                e.error = Some(format!("skipped: {why}"));
+                self.history.record(e)?;
+                return Ok(false);
+            }
+            Resolved::Signal(signal, targets) => {
+                let applied = if signal == Signal::Kill {
+                    Applied::Killed
+                } else {
+                    Applied::Paused
+                };
+                for t in &targets {
+                    {
+                        let mut st = self.state();
+                        match applied {
+                            Applied::Killed => st.killed.insert(t.clone()),
+                            _ => st.paused.insert(t.clone()),
+                        };
+                    }
+                    self.control.signal(t, signal).await?;
+                }
+                (applied, targets, None)
+            }
+            Resolved::Partition(grudge, targets) => {
+                let value = serde_json::to_value(&grudge).unwrap_or_default();
+                self.state().active.insert(
+                    i,
+                    Active {
+                        fault: step.fault,
+                        applied: Applied::Partitioned,
+                        targets: targets.clone(),
+                        value: value.clone(),
+                    },
+                );
+                self.control.partition(&grudge).await?;
+                (Applied::Partitioned, targets, Some(value))
+            }
+        };
+        let event = self.event(
+            F::Start(step.fault.name().into()),
+            step.fault,
+            &targets,
+            value,
+        );
+        let value = event.value.clone().unwrap_or_default();
+        self.state().active.insert(
+            i,
+            Active {
+                fault: step.fault,
+                applied,
+                targets,
+                value,
+            },
+        );
+        self.history.record(event)?;
+        Ok(true)
+    }
+
+    /// Stops step `i` if it is active: resumes, restarts or flushes exactly what it did.
+    async fn stop(&self, i: usize, final_heal: bool) -> Result<(), NemesisError> {
+        let Some(active) = self.state().active.get(&i).cloned() else {
+            return Ok(());
+        };
+        match active.applied {
+            Applied::Paused => {
+                for t in &active.targets {
+                    self.control.signal(t, Signal::Cont).await?;
+                    self.state().paused.remove(t);
+                }
+            }
+            Applied::Killed => {
+                for t in &active.targets {
+                    self.control.restart(t).await?;
+                    self.state().killed.remove(t);
+                }
+            }
+            Applied::Partitioned => self.control.heal_network().await?,
+        }
+        self.state().active.remove(&i);
+        let mut e = self.event(F::Stop(active.fault.name().into()), active.fault, &[], None);
+        e.value = Some(active.value);
+        if final_heal {
+            e.error = Some("stopped by the final heal".into());
+        }
+        self.history.record(e)?;
+        Ok(())
+    }
+
+    fn event(
+        &self,
+        f: F,
+        fault: FaultKind,
+        targets: &[String],
+        grudge: Option<serde_json::Value>,
+    ) -> Event {
+        let mut e = Event::new(self.clock.now(), Process::Nemesis, OpType::Info, f);
+        let mut value = serde_json::json!({ "fault": fault.name(), "targets": targets });
+        if let Some(g) = grudge {
+            value["grudge"] = g;
+        }
+        e.value = Some(value);
+        e
+    }
+
+    /// Heals everything: stops every active fault (recording its stop), SIGCONTs every worker,
+    /// node and resource, flushes every partition rule, restarts whatever is still killed.
+    /// Tries every step even when one fails, and returns the first failure.
+    pub async fn heal_all(&self) -> Result<(), NemesisError> {
+        let mut first: Option<NemesisError> = None;
+        let mut keep = |r: Result<(), NemesisError>| {
+            if let Err(e) = r {
+                first.get_or_insert(e);
+            }
+        };
+        let active: Vec<usize> = self.state().active.keys().copied().collect();
+        for i in active {
+            let r = self.stop(i, true).await;
+            if r.is_err() {
+                self.state().active.remove(&i);
+            }
+            keep(r);
+        }
+        let (paused, killed) = {
+            let st = self.state();
+            (st.paused.clone(), st.killed.clone())
+        };
+        let mut everyone: BTreeSet<String> = paused;
+        everyone.extend(self.topology.workers());
+        everyone.extend(self.topology.nodes());
+        everyone.extend(self.topology.resource());
+        for t in everyone.iter().filter(|t| !killed.contains(*t)) {
+            keep(
+                self.control
+                    .signal(t, Signal::Cont)
+                    .await
+                    .map_err(Into::into),
+            );
+        }
+        keep(self.control.heal_network().await.map_err(Into::into));
+        for t in &killed {
+            let r = self.control.restart(t).await;
+            if r.is_ok() {
+                self.state().killed.remove(t);
+            }
+            keep(r.map_err(Into::into));
+        }
+        self.state().paused.clear();
+        match first {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! In-memory stand-ins for the harness: a [`FakeControl`] that records every call and keeps the
+//! state a real cluster would be in (which targets are stopped or dead, which rules exist), and a
+//! [`StaticTopology`] whose holder and leader a test sets. The executor's whole behaviour is
+//! specified against these in milliseconds; the container tests prove the same against Docker.
+
+use crate::control::{ControlError, NodeControl, Signal, Topology};
+use crate::grudge::Grudge;
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+/// One call made to the fake, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Call {
+    Signal(String, Signal),
+    Restart(String),
+    Partition(Grudge),
+    HealNetwork,
+}
+
+#[derive(Debug, Default)]
+struct World {
+    calls: Vec<Call>,
+    stopped: BTreeSet<String>,
+    dead: BTreeSet<String>,
+    grudge: Grudge,
+    failing: BTreeSet<String>,
+}
+
+/// A [`NodeControl`] over an imaginary cluster.
+#[derive(Debug, Default)]
+pub struct FakeControl {
+    world: Mutex<World>,
+}
+
+impl FakeControl {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn world(&self) -> std::sync::MutexGuard<'_, World> {
+        self.world.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Makes every action on `target` fail (a container that vanished).
+    pub fn fail_on(&self, target: &str) {
+        self.world().failing.insert(target.to_string());
+    }
+
+    pub fn calls(&self) -> Vec<Call> {
+        self.world().calls.clone()
+    }
+
+    /// Targets currently stopped (SIGSTOP without SIGCONT).
+    pub fn stopped(&self) -> BTreeSet<String> {
+        self.world().stopped.clone()
+    }
+
+    /// Targets killed and not restarted.
+    pub fn dead(&self) -> BTreeSet<String> {
+        self.world().dead.clone()
+    }
+
+    /// The partition in force.
+    pub fn grudge(&self) -> Grudge {
+        self.world().grudge.clone()
+    }
+}
+
+impl NodeControl for FakeControl {
+    async fn signal(&self, target: &str, signal: Signal) -> Result<(), ControlError> {
+        let mut w = self.world();
+        w.calls.push(Call::Signal(target.into(), signal));
+        if w.failing.contains(target) {
+            return Err(ControlError::new(target, "signal", "no such container"));
+        }
+        match signal {
+            Signal::Stop => {
+                w.stopped.insert(target.into());
+            }
+            Signal::Cont => {
+                w.stopped.remove(target);
+            }
+            Signal::Kill => {
+                w.stopped.remove(target);
+                w.dead.insert(target.into());
+            }
+        }
+        Ok(())
+    }
+
+    async fn restart(&self, target: &str) -> Result<(), ControlError> {
+        let mut w = self.world();
+        w.calls.push(Call::Restart(target.into()));
+        if w.failing.contains(target) {
+            return Err(ControlError::new(target, "restart", "no such container"));
+        }
+        w.dead.remove(target);
+        Ok(())
+    }
+
+    async fn partition(&self, grudge: &Grudge) -> Result<(), ControlError> {
+        let mut w = self.world();
+        w.calls.push(Call::Partition(grudge.clone()));
+        w.grudge = grudge.clone();
+        Ok(())
+    }
+
+    async fn heal_network(&self) -> Result<(), ControlError> {
+        let mut w = self.world();
+        w.calls.push(Call::HealNetwork);
+        w.grudge = Grudge::none();
+        Ok(())
+    }
+}
+
+/// A [`Topology`] with fixed members and a settable holder and leader.
+#[derive(Debug, Default)]
+pub struct StaticTopology {
+    pub workers: Vec<String>,
+    pub nodes: Vec<String>,
+    pub resource: Option<String>,
+    pub holder: Mutex<Option<String>>,
+    pub leader: Mutex<Option<String>>,
+}
+
+impl StaticTopology {
+    /// `workers` named worker-1.., `nodes` named n1.., a resource, worker-1 holding, n1 leading.
+    pub fn new(workers: usize, nodes: usize) -> Self {
+        Self {
+            workers: (1..=workers).map(|i| format!("worker-{i}")).collect(),
+            nodes: (1..=nodes).map(|i| format!("n{i}")).collect(),
+            resource: Some("resource".into()),
+            holder: Mutex::new(Some("worker-1".into())),
+            leader: Mutex::new(Some("n1".into())),
+        }
+    }
+}
+
+impl Topology for StaticTopology {
+    fn workers(&self) -> Vec<String> {
+        self.workers.clone()
+    }
+    fn nodes(&self) -> Vec<String> {
+        self.nodes.clone()
+    }
+    fn resource(&self) -> Option<String> {
+        self.resource.clone()
+    }
+    async fn holder(&self) -> Option<String> {
+        self.holder
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+    async fn leader(&self) -> Option<String> {
+        self.leader
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}

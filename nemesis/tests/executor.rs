@@ -1,0 +1,203 @@
+//! The executor's contract, specified against the in-memory control: faults start and stop at
+//! their times, hit what they name, are recorded as nemesis events, and are always healed.
+
+use nemesis::fake::{Call, FakeControl, StaticTopology};
+use nemesis::{Context, Nemesis, Plan, Signal, Timeline};
+use results::jsonl::{HistoryWriter, JsonlReader};
+use results::{Event, OpType, Process, RunClock, F};
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn history(name: &str) -> (HistoryWriter, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("nemesis-exec-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("history.jsonl");
+    (HistoryWriter::create(&path).unwrap(), path)
+}
+
+fn events(path: &PathBuf) -> Vec<Event> {
+    JsonlReader::<Event>::open(path)
+        .unwrap()
+        .map(|r| r.unwrap().1)
+        .collect()
+}
+
+fn plan(yaml: &str, system: &str) -> Plan {
+    Timeline::from_yaml(yaml)
+        .unwrap()
+        .validate(&Context {
+            system: system.into(),
+            ttl: Duration::from_millis(20),
+            time_limit: None,
+        })
+        .unwrap()
+}
+
+fn never() -> std::future::Pending<()> {
+    std::future::pending()
+}
+
+#[tokio::test]
+async fn faults_start_and_stop_in_order_and_are_recorded_with_their_targets() {
+    let (writer, path) = history("order");
+    let (control, topo) = (FakeControl::new(), StaticTopology::new(3, 3));
+    let plan = plan(
+        "- at 10ms start pause-holder for 40ms\n- at 60ms isolate-leader for 30ms\n",
+        "etcd",
+    );
+    let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+    let summary = nemesis.run(&plan, never()).await.unwrap();
+    assert_eq!(
+        (summary.started, summary.skipped, summary.cancelled),
+        (2, 0, false)
+    );
+
+    let ev = events(&path);
+    let fs: Vec<String> = ev.iter().map(|e| e.f.to_string()).collect();
+    assert_eq!(
+        fs,
+        [
+            "start-pause-holder",
+            "stop-pause-holder",
+            "start-isolate-leader",
+            "stop-isolate-leader"
+        ]
+    );
+    assert!(ev
+        .iter()
+        .all(|e| e.process == Process::Nemesis && e.kind == OpType::Info));
+    assert_eq!(
+        ev[0].value.as_ref().unwrap()["targets"],
+        serde_json::json!(["worker-1"])
+    );
+    assert_eq!(ev[0].value.as_ref().unwrap()["fault"], "pause-holder");
+    assert_eq!(
+        ev[2].value.as_ref().unwrap()["targets"],
+        serde_json::json!(["n1"])
+    );
+    assert_eq!(
+        ev[2].value.as_ref().unwrap()["grudge"]["n1"],
+        serde_json::json!(["n2", "n3"])
+    );
+    let pause = ev[1].time - ev[0].time;
+    assert!(pause >= 35_000_000, "the pause lasted {pause} ns");
+
+    let calls = control.calls();
+    assert_eq!(calls[0], Call::Signal("worker-1".into(), Signal::Stop));
+    assert_eq!(calls[1], Call::Signal("worker-1".into(), Signal::Cont));
+    assert!(matches!(calls[2], Call::Partition(_)));
+    assert_eq!(calls[3], Call::HealNetwork);
+    assert!(control.stopped().is_empty() && control.grudge().is_empty());
+}
+
+#[tokio::test]
+async fn cancelling_mid_fault_heals_everything_and_records_the_stop() {
+    let (writer, path) = history("cancel");
+    let (control, topo) = (FakeControl::new(), StaticTopology::new(3, 3));
+    let plan = plan(
+        "- at 0s pause-holder for 10s\n- at 0s halves for 10s\n- at 0s kill-node for 10s\n",
+        "zookeeper",
+    );
+    let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+    let summary = nemesis
+        .run(&plan, tokio::time::sleep(Duration::from_millis(50)))
+        .await
+        .unwrap();
+    assert!(summary.cancelled);
+    assert_eq!(summary.started, 3);
+    assert!(control.stopped().is_empty(), "{:?}", control.stopped());
+    assert!(control.dead().is_empty(), "{:?}", control.dead());
+    assert!(control.grudge().is_empty());
+    let stops: Vec<Event> = events(&path)
+        .into_iter()
+        .filter(|e| matches!(e.f, F::Stop(_)))
+        .collect();
+    assert_eq!(stops.len(), 3);
+    assert!(stops
+        .iter()
+        .all(|e| e.error.as_deref() == Some("stopped by the final heal")));
+}
+
+#[tokio::test]
+async fn a_control_error_aborts_but_still_heals() {
+    let (writer, _) = history("error");
+    let (control, topo) = (FakeControl::new(), StaticTopology::new(3, 3));
+    control.fail_on("n1");
+    let plan = plan(
+        "- at 0s pause-holder for 10s\n- at 20ms pause-leader for 10s\n",
+        "etcd",
+    );
+    let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+    let err = nemesis.run(&plan, never()).await.unwrap_err();
+    assert!(
+        err.to_string().contains("signal n1: no such container"),
+        "{err}"
+    );
+    assert!(
+        !control.stopped().contains("worker-1"),
+        "the holder was resumed"
+    );
+    assert!(control.calls().contains(&Call::HealNetwork));
+}
+
+#[tokio::test]
+async fn a_fault_without_a_target_is_recorded_as_skipped() {
+    let (writer, path) = history("skip");
+    let (control, topo) = (FakeControl::new(), StaticTopology::new(2, 3));
+    *topo.holder.lock().unwrap() = None;
+    let plan = plan("- at 0s kill-holder for 10ms\n", "etcd");
+    let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+    let summary = nemesis.run(&plan, never()).await.unwrap();
+    assert_eq!(summary.skipped, 1);
+    let ev = events(&path);
+    assert_eq!(ev.len(), 1);
+    assert_eq!(ev[0].f, F::Start("kill-holder".into()));
+    assert!(ev[0]
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("no worker holds the lock"));
+}
+
+#[tokio::test]
+async fn a_killed_node_is_restarted_when_its_fault_stops() {
+    let (writer, _) = history("kill");
+    let (control, topo) = (FakeControl::new(), StaticTopology::new(2, 3));
+    let plan = plan("- at 0s kill-node for 20ms pick 4\n", "etcd");
+    Nemesis::new(&control, &topo, &writer, RunClock::start())
+        .run(&plan, never())
+        .await
+        .unwrap();
+    // pick 4 of the sorted [n1, n2, n3] is n2.
+    assert_eq!(
+        control.calls()[..2],
+        [
+            Call::Signal("n2".into(), Signal::Kill),
+            Call::Restart("n2".into())
+        ]
+    );
+    assert!(control.dead().is_empty());
+}
+
+#[tokio::test]
+async fn the_same_seed_hits_the_same_targets() {
+    let generator = nemesis::Generator {
+        faults: vec![nemesis::FaultKind::PauseWorker, nemesis::FaultKind::Halves],
+        interval: Duration::from_millis(5),
+        durations: Some((Duration::from_millis(5), Duration::from_millis(15))),
+        ttl: Duration::from_millis(10),
+        time_limit: Duration::from_millis(150),
+    };
+    let mut runs = Vec::new();
+    for round in 0..2 {
+        let (writer, _) = history(&format!("seed{round}"));
+        let (control, topo) = (FakeControl::new(), StaticTopology::new(5, 5));
+        Nemesis::new(&control, &topo, &writer, RunClock::start())
+            .run(&generator.plan(99), never())
+            .await
+            .unwrap();
+        runs.push(control.calls());
+    }
+    assert!(runs[0].len() > 4);
+    assert_eq!(runs[0], runs[1]);
+}
