@@ -5,32 +5,32 @@ use nemesis::fake::{Call, FakeControl, StaticTopology};
 use nemesis::{Context, Nemesis, Plan, Signal, Timeline};
 use results::jsonl::{HistoryWriter, JsonlReader};
 use results::{Event, OpType, Process, RunClock, F};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 fn history(name: &str) -> (HistoryWriter, PathBuf) {
     let dir = std::env::temp_dir().join(format!("nemesis-exec-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join("history.jsonl");
-    (HistoryWriter::create(&path).unwrap(), path)
+    (HistoryWriter::create(&path).expect("history file"), path)
 }
 
-fn events(path: &PathBuf) -> Vec<Event> {
+fn events(path: &Path) -> Vec<Event> {
     JsonlReader::<Event>::open(path)
-        .unwrap()
-        .map(|r| r.unwrap().1)
+        .expect("history readable")
+        .map(|r| r.expect("history line").1)
         .collect()
 }
 
 fn plan(yaml: &str, system: &str) -> Plan {
     Timeline::from_yaml(yaml)
-        .unwrap()
+        .expect("yaml")
         .validate(&Context {
             system: system.into(),
             ttl: Duration::from_millis(20),
             time_limit: None,
         })
-        .unwrap()
+        .expect("valid timeline")
 }
 
 fn never() -> std::future::Pending<()> {
