@@ -1,0 +1,74 @@
+//! `RunEnv::start_cluster`: start every wave of a cluster's members concurrently, then poll the
+//! cluster with a real client until it is ready, failing fast when a member exits.
+
+use super::{ClusterHandle, System};
+use crate::docker::{DockerError, Node, RunEnv};
+use std::time::{Duration, Instant};
+
+/// How long a cluster may take to become ready before start-up fails.
+pub const CLUSTER_READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+impl RunEnv {
+    /// Starts `system` on the run's network (members of each wave concurrently) and returns once
+    /// a real client says it is ready (etcd: 3 members and one leader; ZooKeeper: one leader and
+    /// two followers; Redis: PING; sentinel: the master with 2 replicas and 3 sentinels;
+    /// PostgreSQL: `SELECT 1`).
+    pub async fn start_cluster(&self, system: System) -> Result<ClusterHandle, DockerError> {
+        let started = Instant::now();
+        let cluster = system.cluster();
+        let mut nodes: Vec<Node> = Vec::new();
+        let name = |short: &str| self.container_name(short);
+        for wave in cluster.waves(&name) {
+            let starts = wave.into_iter().map(|spec| {
+                let again = match spec.port {
+                    Some(p) => crate::docker::Readiness::Listening(p),
+                    None => spec.ready.clone(),
+                };
+                self.start_with_restart_readiness(spec, again)
+            });
+            for node in futures::future::join_all(starts).await {
+                nodes.push(node?);
+            }
+        }
+        let mut last_check = Instant::now();
+        loop {
+            let problem = match cluster.probe(&nodes).await {
+                Ok(()) => break,
+                Err(problem) => problem,
+            };
+            if last_check.elapsed() > Duration::from_millis(500) {
+                last_check = Instant::now();
+                for node in &nodes {
+                    if self.exit_code(node).await.is_some() {
+                        let ready = crate::docker::Readiness::Started;
+                        return Err(self.not_ready_error(node, &ready, started.elapsed()).await);
+                    }
+                }
+            }
+            if started.elapsed() > CLUSTER_READY_TIMEOUT {
+                return Err(DockerError::NotReady {
+                    container: format!("{system} cluster of run {}", self.run_id()),
+                    waited: started.elapsed(),
+                    condition: problem,
+                    log: format!("see the node logs of run {}", self.run_id()),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(ClusterHandle {
+            system,
+            nodes,
+            startup: started.elapsed(),
+            cluster,
+        })
+    }
+
+    /// Removes the cluster's containers (the run's network stays for the next cluster).
+    pub async fn remove_cluster(&self, handle: &ClusterHandle) -> Result<(), DockerError> {
+        let removals = handle.nodes.iter().map(|n| self.remove(n));
+        for result in futures::future::join_all(removals).await {
+            result?;
+        }
+        Ok(())
+    }
+}

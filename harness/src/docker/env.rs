@@ -1,0 +1,424 @@
+//! [`RunEnv`]: one run's private corner of the Docker engine — its network, its containers, their
+//! logs — and the promise that all of it goes away: `teardown().await` on the normal path, `Drop`
+//! on errors and panics, the signal thread on Ctrl-C / SIGTERM, `fencecheck clean` after SIGKILL.
+
+use super::container::{ContainerSpec, Node, Readiness};
+use super::labels::{container_name, is_not_found, network_name, remove_by_run, validate_run_id};
+use super::{connect, guard, logs, proc_net, DockerError, RUN_LABEL};
+use bollard::models::{ContainerCreateBody, HostConfig, NetworkCreateRequest, PortBinding};
+use bollard::query_parameters::{
+    CreateContainerOptions, KillContainerOptions, RemoveContainerOptions, RestartContainerOptions,
+    StopContainerOptions,
+};
+use bollard::Docker;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// What the environment remembers about a container it started, to restart it.
+#[derive(Debug, Clone)]
+struct Started {
+    spec: ContainerSpec,
+    restart_ready: Readiness,
+    cursor: logs::Cursor,
+}
+
+/// One run's Docker network and containers. Create with [`RunEnv::create`]; end with
+/// [`RunEnv::teardown`] (idempotent). Dropping it without teardown removes everything from a
+/// helper thread.
+pub struct RunEnv {
+    docker: Docker,
+    run_id: String,
+    network: String,
+    image: String,
+    run_dir: Option<PathBuf>,
+    torn_down: AtomicBool,
+    started: Mutex<HashMap<String, Started>>,
+}
+
+impl std::fmt::Debug for RunEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunEnv")
+            .field("run_id", &self.run_id)
+            .field("network", &self.network)
+            .field("image", &self.image)
+            .finish()
+    }
+}
+
+impl RunEnv {
+    /// Connects to Docker, checks the node image is present, removes containers and networks
+    /// left by an earlier run with the same id, and creates the run's network (labelled
+    /// `fencecheck.run=<run_id>`). With `run_dir`, every container's output goes to
+    /// `<run_dir>/nodes/<container>.log`.
+    pub async fn create(run_id: &str, run_dir: Option<&Path>) -> Result<RunEnv, DockerError> {
+        validate_run_id(run_id)?;
+        let docker = connect().await?;
+        let image = crate::image::node_image_tag();
+        match docker.inspect_image(&image).await {
+            Ok(_) => {}
+            Err(e) if is_not_found(&e) => return Err(DockerError::ImageMissing { image }),
+            Err(e) => return Err(DockerError::api(format!("inspect image {image}"))(e)),
+        }
+        let stale = remove_by_run(&docker, Some(run_id)).await?;
+        if !stale.containers.is_empty() {
+            eprintln!(
+                "fencecheck: removed {} stale container(s) of an earlier run {run_id}",
+                stale.containers.len()
+            );
+        }
+        let network = network_name(run_id);
+        let request = NetworkCreateRequest {
+            name: network.clone(),
+            driver: Some("bridge".to_string()),
+            labels: Some(HashMap::from([(RUN_LABEL.to_string(), run_id.to_string())])),
+            ..Default::default()
+        };
+        if let Some(dir) = run_dir {
+            let nodes = dir.join("nodes");
+            std::fs::create_dir_all(&nodes)
+                .map_err(DockerError::io(format!("create {}", nodes.display())))?;
+        }
+        guard::register(run_id);
+        let env = RunEnv {
+            docker,
+            run_id: run_id.to_string(),
+            network: network.clone(),
+            image,
+            run_dir: run_dir.map(Path::to_path_buf),
+            torn_down: AtomicBool::new(false),
+            started: Mutex::new(HashMap::new()),
+        };
+        env.docker
+            .create_network(request)
+            .await
+            .map_err(DockerError::api(format!("create network {network}")))?;
+        Ok(env)
+    }
+
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+    /// The run's Docker network name (`fc-<run id>`).
+    pub fn network(&self) -> &str {
+        &self.network
+    }
+    /// The node image every container uses unless its spec names another.
+    pub fn image(&self) -> &str {
+        &self.image
+    }
+    pub fn run_dir(&self) -> Option<&Path> {
+        self.run_dir.as_deref()
+    }
+    /// The Docker connection, for what this type does not wrap (exec, pause...).
+    pub fn docker(&self) -> &Docker {
+        &self.docker
+    }
+    /// The full container name (= in-network host name) of the run's container `short`.
+    pub fn container_name(&self, short: &str) -> String {
+        container_name(&self.run_id, short)
+    }
+
+    /// Creates and starts a container on the run's network and waits until it is ready by
+    /// `spec.ready`. Ports are published on 127.0.0.1 only.
+    pub async fn start_container(&self, spec: ContainerSpec) -> Result<Node, DockerError> {
+        let restart_ready = spec.ready.clone();
+        self.start_with_restart_readiness(spec, restart_ready).await
+    }
+
+    /// As [`Self::start_container`], with another readiness condition for later restarts (a
+    /// cluster member is "ready" on first start when the whole cluster is; on restart, when it
+    /// listens again).
+    pub(crate) async fn start_with_restart_readiness(
+        &self,
+        spec: ContainerSpec,
+        restart_ready: Readiness,
+    ) -> Result<Node, DockerError> {
+        let name = self.container_name(&spec.name);
+        let body = self.create_body(&spec, &name);
+        let options = CreateContainerOptions {
+            name: Some(name.clone()),
+            ..Default::default()
+        };
+        let created = match self.docker.create_container(Some(options), body).await {
+            Ok(c) => c,
+            Err(e) if is_not_found(&e) => {
+                return Err(DockerError::ImageMissing {
+                    image: spec.image.clone().unwrap_or_else(|| self.image.clone()),
+                })
+            }
+            Err(e) => return Err(DockerError::api(format!("create container {name}"))(e)),
+        };
+        let cursor = logs::Cursor::default();
+        if let Ok(mut started) = self.started.lock() {
+            let record = Started {
+                spec: spec.clone(),
+                restart_ready,
+                cursor: cursor.clone(),
+            };
+            started.insert(name.clone(), record);
+        }
+        self.docker
+            .start_container(&created.id, None)
+            .await
+            .map_err(DockerError::api(format!("start container {name}")))?;
+        self.stream_logs(&created.id, &name, cursor);
+        let node = self.inspect(&name, spec.role).await?;
+        self.wait_ready(&node, &spec.ready, None, spec.ready_timeout)
+            .await?;
+        Ok(node)
+    }
+
+    fn create_body(&self, spec: &ContainerSpec, name: &str) -> ContainerCreateBody {
+        let ports: Vec<u16> = spec.port.iter().chain(&spec.extra_ports).copied().collect();
+        let bindings = ports
+            .iter()
+            .map(|p| {
+                let binding = PortBinding {
+                    host_ip: Some("127.0.0.1".to_string()),
+                    host_port: Some(String::new()),
+                };
+                (format!("{p}/tcp"), Some(vec![binding]))
+            })
+            .collect();
+        let binds = spec
+            .binds
+            .iter()
+            .map(|(host, inside, ro)| {
+                let mode = if *ro { ":ro" } else { "" };
+                format!("{}:{inside}{mode}", host.display())
+            })
+            .collect();
+        ContainerCreateBody {
+            image: Some(spec.image.clone().unwrap_or_else(|| self.image.clone())),
+            cmd: Some(spec.cmd.clone()),
+            hostname: Some(name.to_string()),
+            user: spec.user.clone(),
+            env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
+            exposed_ports: Some(ports.iter().map(|p| format!("{p}/tcp")).collect()),
+            labels: Some(HashMap::from([
+                (RUN_LABEL.to_string(), self.run_id.clone()),
+                ("fencecheck.node".to_string(), spec.name.clone()),
+            ])),
+            host_config: Some(HostConfig {
+                network_mode: Some(self.network.clone()),
+                port_bindings: Some(bindings),
+                binds: Some(binds),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn stream_logs(&self, id: &str, name: &str, cursor: logs::Cursor) {
+        if let Some(dir) = &self.run_dir {
+            let path = dir.join("nodes").join(format!("{name}.log"));
+            logs::spawn_writer(self.docker.clone(), id.to_string(), path, cursor);
+        }
+    }
+
+    /// Reads the container's current host PID and published ports.
+    async fn inspect(&self, name: &str, role: super::Role) -> Result<Node, DockerError> {
+        let info = self
+            .docker
+            .inspect_container(name, None)
+            .await
+            .map_err(DockerError::api(format!("inspect container {name}")))?;
+        let spec_port = self
+            .started
+            .lock()
+            .ok()
+            .and_then(|s| s.get(name).and_then(|s| s.spec.port));
+        let mut published: Vec<(u16, u16)> = info
+            .network_settings
+            .and_then(|n| n.ports)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(key, bindings)| {
+                let inside = key.split('/').next()?.parse().ok()?;
+                let host = bindings?.first()?.host_port.as_ref()?.parse().ok()?;
+                Some((inside, host))
+            })
+            .collect();
+        published.sort_unstable();
+        let pid = info.state.and_then(|s| s.pid).unwrap_or(0);
+        Ok(Node {
+            name: name.to_string(),
+            container_id: info.id.unwrap_or_default(),
+            host_pid: u32::try_from(pid).unwrap_or(0),
+            address: match spec_port {
+                Some(p) => format!("{name}:{p}"),
+                None => name.to_string(),
+            },
+            client_port: spec_port
+                .and_then(|p| published.iter().find(|(c, _)| *c == p).map(|(_, h)| *h)),
+            published,
+            role,
+        })
+    }
+
+    /// The node as it is now (host PID and published port change on restart).
+    pub async fn refresh(&self, node: &Node) -> Result<Node, DockerError> {
+        self.inspect(&node.name, node.role).await
+    }
+
+    pub(crate) async fn wait_ready(
+        &self,
+        node: &Node,
+        ready: &Readiness,
+        after_log: Option<&str>,
+        timeout: Duration,
+    ) -> Result<(), DockerError> {
+        let start = Instant::now();
+        let ok = match ready {
+            Readiness::Started => true,
+            Readiness::LogLine(needle) => {
+                let id = &node.container_id;
+                logs::wait_for_line(&self.docker, id, needle, after_log, timeout).await
+            }
+            Readiness::Listening(port) => loop {
+                if proc_net::is_listening(node.host_pid, *port) {
+                    break true;
+                }
+                if start.elapsed() > timeout || self.exit_code(node).await.is_some() {
+                    break false;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            },
+        };
+        if ok {
+            return Ok(());
+        }
+        Err(self.not_ready_error(node, ready, start.elapsed()).await)
+    }
+
+    /// `Some(exit code)` when the container is not running.
+    pub(crate) async fn exit_code(&self, node: &Node) -> Option<i64> {
+        let info = self
+            .docker
+            .inspect_container(&node.container_id, None)
+            .await
+            .ok()?;
+        let state = info.state?;
+        if state.running == Some(true) {
+            None
+        } else {
+            Some(state.exit_code.unwrap_or(-1))
+        }
+    }
+
+    /// The error for a container that did not become ready: exited (with its code) or timed out,
+    /// with its last log lines.
+    pub(crate) async fn not_ready_error(
+        &self,
+        node: &Node,
+        ready: &Readiness,
+        waited: Duration,
+    ) -> DockerError {
+        let log = logs::tail(&self.docker, &node.container_id, 15).await;
+        match self.exit_code(node).await {
+            Some(code) => DockerError::Exited {
+                container: node.name.clone(),
+                code,
+                log,
+            },
+            None => DockerError::NotReady {
+                container: node.name.clone(),
+                waited,
+                condition: format!("{ready:?}"),
+                log,
+            },
+        }
+    }
+
+    /// SIGKILLs the container (its server dies at once; data stays for [`Self::restart`]).
+    pub async fn kill(&self, node: &Node) -> Result<(), DockerError> {
+        let options = KillContainerOptions {
+            signal: "SIGKILL".to_string(),
+        };
+        match self.docker.kill_container(&node.name, Some(options)).await {
+            Ok(()) => Ok(()),
+            // 409: not running (already dead), which is what was asked.
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 409, ..
+            }) => Ok(()),
+            Err(e) => Err(DockerError::api(format!("kill container {}", node.name))(e)),
+        }
+    }
+
+    /// Stops the container gracefully (SIGTERM, then SIGKILL after `grace`).
+    pub async fn stop(&self, node: &Node, grace: Duration) -> Result<(), DockerError> {
+        let options = StopContainerOptions {
+            t: Some(i32::try_from(grace.as_secs()).unwrap_or(10)),
+            ..Default::default()
+        };
+        self.docker
+            .stop_container(&node.name, Some(options))
+            .await
+            .map_err(DockerError::api(format!("stop container {}", node.name)))
+    }
+
+    /// Starts a stopped or killed container again (restarts it if it is running), keeping its
+    /// file system (the server's data), and waits until its server listens again (for a
+    /// cluster member) or its own readiness condition holds. Returns the node with its new host
+    /// PID and new published port.
+    pub async fn restart(&self, node: &Node) -> Result<Node, DockerError> {
+        let record = self
+            .started
+            .lock()
+            .ok()
+            .and_then(|s| s.get(&node.name).cloned())
+            .ok_or_else(|| {
+                DockerError::Invalid(format!("{} was not started by this run", node.name))
+            })?;
+        let after = logs::newest_timestamp(&self.docker, &node.container_id).await;
+        let result = if self.exit_code(node).await.is_some() {
+            self.docker.start_container(&node.name, None).await
+        } else {
+            let options = RestartContainerOptions {
+                t: Some(0),
+                ..Default::default()
+            };
+            self.docker.restart_container(&node.name, Some(options)).await
+        };
+        result.map_err(DockerError::api(format!("restart container {}", node.name)))?;
+        self.stream_logs(&node.container_id, &node.name, record.cursor.clone());
+        let fresh = self.inspect(&node.name, node.role).await?;
+        let timeout = record.spec.ready_timeout;
+        self.wait_ready(&fresh, &record.restart_ready, after.as_deref(), timeout)
+            .await?;
+        Ok(fresh)
+    }
+
+    /// Removes one container (force), e.g. a finished worker.
+    pub async fn remove(&self, node: &Node) -> Result<(), DockerError> {
+        let options = RemoveContainerOptions {
+            force: true,
+            v: true,
+            ..Default::default()
+        };
+        match self.docker.remove_container(&node.name, Some(options)).await {
+            Ok(()) => Ok(()),
+            Err(e) if is_not_found(&e) => Ok(()),
+            Err(e) => Err(DockerError::api(format!("remove container {}", node.name))(e)),
+        }
+    }
+
+    /// Removes every container and the network of this run. Idempotent.
+    pub async fn teardown(&self) -> Result<(), DockerError> {
+        remove_by_run(&self.docker, Some(&self.run_id)).await?;
+        self.torn_down.store(true, Ordering::SeqCst);
+        guard::unregister(&self.run_id);
+        Ok(())
+    }
+}
+
+impl Drop for RunEnv {
+    fn drop(&mut self) {
+        if !self.torn_down.load(Ordering::SeqCst) {
+            guard::blocking_teardown(vec![self.run_id.clone()]);
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Teardown on the exit paths that skip `RunEnv::teardown().await`: a panic or an early `?`
+//! (Drop), and SIGINT / SIGTERM (a signal thread). Both work from a thread of their own with a
+//! fresh Docker connection, so they neither need nor block the caller's Tokio runtime.
+//!
+//! A SIGKILLed harness cannot clean up; `fencecheck clean` removes what it left, by label.
+
+use super::{connect, labels::remove_by_run};
+use std::collections::BTreeSet;
+use std::sync::{Mutex, OnceLock};
+
+/// Run ids whose environment exists in this process and is not torn down yet.
+static LIVE: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+static SIGNAL_THREAD: OnceLock<()> = OnceLock::new();
+
+pub(crate) fn register(run_id: &str) {
+    if let Ok(mut live) = LIVE.lock() {
+        live.insert(run_id.to_string());
+    }
+    install_signal_teardown();
+}
+
+pub(crate) fn unregister(run_id: &str) {
+    if let Ok(mut live) = LIVE.lock() {
+        live.remove(run_id);
+    }
+}
+
+fn live_runs() -> Vec<String> {
+    LIVE.lock().map(|l| l.iter().cloned().collect()).unwrap_or_default()
+}
+
+/// Removes the run's containers and network from a separate thread and waits for it. Safe to
+/// call inside or outside a Tokio runtime (it is what `Drop` uses).
+pub(crate) fn blocking_teardown(run_ids: Vec<String>) {
+    let worker = std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        rt.block_on(async {
+            let Ok(docker) = connect().await else { return };
+            for id in &run_ids {
+                if let Err(e) = remove_by_run(&docker, Some(id)).await {
+                    eprintln!("fencecheck: teardown of run {id} failed: {e}; run `fencecheck clean --run {id}`");
+                }
+                unregister(id);
+            }
+        });
+    });
+    let _ = worker.join();
+}
+
+/// Installs (once per process) a thread that, on SIGINT or SIGTERM, removes the containers and
+/// networks of every live run environment and exits with 130 / 143. [`super::RunEnv::create`]
+/// calls it; a second signal during teardown exits at once.
+pub fn install_signal_teardown() {
+    SIGNAL_THREAD.get_or_init(|| {
+        let _ = std::thread::Builder::new()
+            .name("fencecheck-signals".to_string())
+            .spawn(signal_loop);
+    });
+}
+
+fn signal_loop() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    rt.block_on(async {
+        let (Ok(mut int), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            return;
+        };
+        let code = tokio::select! {
+            _ = int.recv() => 130,
+            _ = term.recv() => 143,
+        };
+        let runs = live_runs();
+        eprintln!(
+            "fencecheck: interrupted; removing the containers of run(s) {}",
+            runs.join(", ")
+        );
+        let teardown = tokio::task::spawn_blocking(move || blocking_teardown(runs));
+        tokio::select! {
+            _ = teardown => {}
+            _ = int.recv() => eprintln!("fencecheck: second interrupt, exiting without teardown"),
+            _ = term.recv() => {}
+        }
+        std::process::exit(code);
+    });
+}

@@ -1,0 +1,162 @@
+//! Names and labels: every container and network fencecheck creates carries
+//! `fencecheck.run=<run id>` and a name starting with `fc-<run id>`, so a run (or everything
+//! fencecheck ever left behind) can be found and removed by label alone.
+
+use super::DockerError;
+use bollard::query_parameters::{
+    ListContainersOptions, ListNetworksOptions, RemoveContainerOptions,
+};
+use bollard::Docker;
+use std::collections::HashMap;
+
+/// The label on every container and network of a run; its value is the run id.
+pub const RUN_LABEL: &str = "fencecheck.run";
+
+/// The Docker name (and in-network host name) of a run's container `short`, e.g. `etcd-1`.
+pub fn container_name(run_id: &str, short: &str) -> String {
+    format!("fc-{run_id}-{short}")
+}
+
+/// The name of a run's Docker network.
+pub fn network_name(run_id: &str) -> String {
+    format!("fc-{run_id}")
+}
+
+/// Rejects run ids that Docker names or host names cannot carry.
+pub(crate) fn validate_run_id(run_id: &str) -> Result<(), DockerError> {
+    let ok = !run_id.is_empty()
+        && run_id.len() <= 48
+        && run_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.');
+    if ok {
+        Ok(())
+    } else {
+        Err(DockerError::Invalid(format!(
+            "run id {run_id:?} is not usable in container names: use 1-48 characters from \
+             [A-Za-z0-9_.-]"
+        )))
+    }
+}
+
+fn label_filter(run: Option<&str>) -> HashMap<String, Vec<String>> {
+    let value = match run {
+        Some(id) => format!("{RUN_LABEL}={id}"),
+        None => RUN_LABEL.to_string(),
+    };
+    HashMap::from([("label".to_string(), vec![value])])
+}
+
+/// Containers (running or not) labelled with `run` (or with any run id when `None`), as
+/// `(id, name)` pairs.
+pub async fn list_run_containers(
+    docker: &Docker,
+    run: Option<&str>,
+) -> Result<Vec<(String, String)>, DockerError> {
+    let options = ListContainersOptions {
+        all: true,
+        filters: Some(label_filter(run)),
+        ..Default::default()
+    };
+    let list = docker
+        .list_containers(Some(options))
+        .await
+        .map_err(DockerError::api("list containers"))?;
+    Ok(list
+        .into_iter()
+        .map(|c| {
+            let name = c
+                .names
+                .and_then(|n| n.into_iter().next())
+                .unwrap_or_default()
+                .trim_start_matches('/')
+                .to_string();
+            (c.id.unwrap_or_default(), name)
+        })
+        .collect())
+}
+
+/// Networks labelled with `run` (or any run id when `None`), as `(id, name)` pairs.
+pub async fn list_run_networks(
+    docker: &Docker,
+    run: Option<&str>,
+) -> Result<Vec<(String, String)>, DockerError> {
+    let options = ListNetworksOptions {
+        filters: Some(label_filter(run)),
+    };
+    let list = docker
+        .list_networks(Some(options))
+        .await
+        .map_err(DockerError::api("list networks"))?;
+    Ok(list
+        .into_iter()
+        .map(|n| (n.id.unwrap_or_default(), n.name.unwrap_or_default()))
+        .collect())
+}
+
+/// What [`remove_by_run`] removed, by name.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct CleanReport {
+    pub containers: Vec<String>,
+    pub networks: Vec<String>,
+}
+
+/// Force-removes every container, then every network, labelled with `run` (any run when `None`).
+/// Containers are removed concurrently; one that is already gone is not an error.
+pub async fn remove_by_run(docker: &Docker, run: Option<&str>) -> Result<CleanReport, DockerError> {
+    let containers = list_run_containers(docker, run).await?;
+    let removals = containers.iter().map(|(id, name)| async move {
+        let options = RemoveContainerOptions {
+            force: true,
+            v: true,
+            ..Default::default()
+        };
+        match docker.remove_container(id, Some(options)).await {
+            Ok(()) => Ok(name.clone()),
+            Err(e) if is_not_found(&e) => Ok(name.clone()),
+            Err(e) => Err(DockerError::api(format!("remove container {name}"))(e)),
+        }
+    });
+    let mut report = CleanReport::default();
+    for result in futures::future::join_all(removals).await {
+        report.containers.push(result?);
+    }
+    for (id, name) in list_run_networks(docker, run).await? {
+        match docker.remove_network(&id).await {
+            Ok(()) => report.networks.push(name),
+            Err(e) if is_not_found(&e) => report.networks.push(name),
+            Err(e) => return Err(DockerError::api(format!("remove network {name}"))(e)),
+        }
+    }
+    Ok(report)
+}
+
+/// True when the engine answered 404 (the object is already gone).
+pub(crate) fn is_not_found(e: &bollard::errors::Error) -> bool {
+    matches!(
+        e,
+        bollard::errors::Error::DockerResponseServerError {
+            status_code: 404,
+            ..
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_carry_the_run_id() {
+        assert_eq!(container_name("t-1", "etcd-2"), "fc-t-1-etcd-2");
+        assert_eq!(network_name("t-1"), "fc-t-1");
+    }
+
+    #[test]
+    fn run_ids_must_fit_in_container_names() {
+        assert!(validate_run_id("t-infra-9f3a").is_ok());
+        assert!(validate_run_id("").is_err());
+        assert!(validate_run_id("has space").is_err());
+        assert!(validate_run_id("a/b").is_err());
+    }
+}
