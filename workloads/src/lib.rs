@@ -3,5 +3,13 @@
 //! (Modules are added by the issues that build them: recipes and the worker by the "workers and
 //! lock recipes" issue, the resource and the counter workload by the "fenced resources" issue.)
 
+pub mod client;
+pub mod config;
 pub mod counter;
+pub mod driver;
+pub mod fenced_write;
+pub mod ownership;
+pub mod protocol;
+pub mod recipes;
 pub mod resource;
+pub mod worker;

@@ -1,0 +1,120 @@
+//! The `Client` seam: one lock recipe as its users run it (acquire / renew / release), answering
+//! every call with a typed [`Completion`] that carries Jepsen's three outcomes. A recipe never
+//! panics or returns a bare error to the worker: anything it cannot vouch for is `Info`.
+
+use futures::future::BoxFuture;
+use std::fmt;
+use std::time::Duration;
+
+/// The outcome of one operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Completion<T> {
+    /// It happened.
+    Ok(T),
+    /// It certainly did not happen (the reason says why, e.g. `release-rejected-not-owner`).
+    Fail(String),
+    /// Nobody knows: an error, a timeout, a lost connection.
+    Info(String),
+}
+
+impl<T> Completion<T> {
+    /// `Info` with the message prefixed "indeterminate: ".
+    pub fn info(why: impl fmt::Display) -> Self {
+        Completion::Info(format!("indeterminate: {why}"))
+    }
+
+    pub fn fail(why: impl fmt::Display) -> Self {
+        Completion::Fail(why.to_string())
+    }
+
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Completion<U> {
+        match self {
+            Completion::Ok(t) => Completion::Ok(f(t)),
+            Completion::Fail(e) => Completion::Fail(e),
+            Completion::Info(e) => Completion::Info(e),
+        }
+    }
+
+    pub fn is_ok(&self) -> bool {
+        matches!(self, Completion::Ok(_))
+    }
+}
+
+/// Runs `fut` with a deadline; running out of time is `Info` (the request may still land).
+pub async fn within<T>(
+    limit: Duration,
+    what: &str,
+    fut: impl std::future::Future<Output = Completion<T>>,
+) -> Completion<T> {
+    match tokio::time::timeout(limit, fut).await {
+        Ok(c) => c,
+        Err(_) => Completion::info(format!("{what} timed out after {limit:?}")),
+    }
+}
+
+/// One acquisition as the provider granted it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hold {
+    pub lock: String,
+    /// Who holds it (the random owner value, session id, ...).
+    pub owner: String,
+    /// The provider's handle: etcd lease id, ZooKeeper node path, Redis owner value.
+    pub lease: String,
+    /// Fence token; `None` for recipes without one (Redlock).
+    pub token: Option<u64>,
+    /// How long the grant is certainly valid from the moment the acquire was sent.
+    pub validity: Duration,
+}
+
+/// The reason string of a release that certainly did not remove the lock because we no longer
+/// own it (mapped to the `release-rejected-not-owner` result).
+pub const NOT_OWNER: &str = "release-rejected-not-owner";
+
+/// A lock recipe. Methods take `&self` so that a background renewal task and the work loop can
+/// share one client; a recipe keeps whatever per-hold state it needs (keep-alive streams, the
+/// ZooKeeper session) inside.
+pub trait Client: Send + Sync {
+    /// Blocks until the lock is granted (`Ok`), certainly not granted within the configured
+    /// acquire timeout (`Fail`), or unknown (`Info`).
+    fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Hold>>;
+
+    /// Extends or confirms the hold. `Ok(validity)`: held for at least `validity` from the moment
+    /// the renewal was sent; `Fail`: certainly not held any more; `Info`: cannot confirm.
+    fn renew<'a>(&'a self, hold: &'a Hold) -> BoxFuture<'a, Completion<Duration>>;
+
+    /// Releases the hold. `Fail(NOT_OWNER)` when the provider refused because it is not ours.
+    fn release<'a>(&'a self, hold: &'a Hold) -> BoxFuture<'a, Completion<()>>;
+
+    /// Forgets the hold without releasing it (after an indeterminate outcome the process is
+    /// retired; the lease is left to expire as if the client had crashed).
+    fn abandon<'a>(&'a self, _hold: &'a Hold) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn map_keeps_the_failure_kind() {
+        let f: Completion<u32> = Completion::fail("nope");
+        assert_eq!(f.map(|x| x + 1), Completion::Fail("nope".into()));
+        let i: Completion<u32> = Completion::info("lost connection");
+        assert_eq!(
+            i.map(|x| x + 1),
+            Completion::Info("indeterminate: lost connection".into())
+        );
+        assert_eq!(Completion::Ok(1).map(|x| x + 1), Completion::Ok(2));
+    }
+
+    #[tokio::test]
+    async fn a_timeout_is_indeterminate() {
+        let c: Completion<()> = within(Duration::from_millis(10), "acquire", async {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            Completion::Ok(())
+        })
+        .await;
+        assert!(matches!(c, Completion::Info(m) if m.contains("acquire timed out")));
+    }
+}

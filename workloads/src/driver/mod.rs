@@ -1,0 +1,38 @@
+//! The host side of the worker protocol: connections to workers ([`WorkerConn`]) and the
+//! workload loop ([`run_workload`]) that drives them and records every invoke and completion in
+//! `history.jsonl` with Jepsen's semantics.
+
+pub mod audit;
+mod conn;
+mod workload;
+
+pub use conn::{Gone, WorkerConn};
+pub use workload::{run_worker, run_workload, ProcessAllocator, WorkerSummary, WorkloadSpec};
+
+use results::jsonl::{HistoryWriter, JsonlError};
+use results::{Event, OpType, Process, RunClock, F};
+use std::sync::Arc;
+
+/// Stamps events with the run clock and appends them to the history.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    pub history: Arc<HistoryWriter>,
+    pub clock: RunClock,
+}
+
+impl Recorder {
+    pub fn new(history: Arc<HistoryWriter>, clock: RunClock) -> Self {
+        Self { history, clock }
+    }
+
+    /// A fresh event stamped now.
+    pub fn event(&self, process: u32, kind: OpType, f: F) -> Event {
+        Event::new(self.clock.now(), Process::Worker(process), kind, f)
+    }
+
+    pub fn record(&self, mut event: Event) -> Result<u64, JsonlError> {
+        // Stamp at append time so that file order and time order agree.
+        event.time = self.clock.now();
+        self.history.record(event)
+    }
+}

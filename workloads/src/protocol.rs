@@ -1,0 +1,190 @@
+//! The harness ↔ worker control protocol: JSON lines over one TCP connection (a port the worker's
+//! container publishes on 127.0.0.1). The driver sends one [`Request`] at a time; the worker
+//! answers each with a [`Message::Reply`] and may push [`Message::LeaseLost`] at any moment,
+//! always before the reply it affects, so the history records the notice first.
+
+use results::{OpResult, OpType};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+
+/// One request; `id` is echoed by the reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    pub id: u64,
+    #[serde(flatten)]
+    pub op: Op,
+}
+
+/// What the driver asks for. `process` is the history process id the operation belongs to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum Op {
+    Acquire {
+        process: u32,
+        lock: String,
+    },
+    /// Writes through the resource with the worker's current hold (owner, lease, token).
+    Write {
+        process: u32,
+        key: String,
+        value: serde_json::Value,
+        op_id: String,
+    },
+    /// Releases the current hold.
+    Release {
+        process: u32,
+    },
+    /// Forgets the current hold without releasing it (after an indeterminate outcome).
+    Abandon,
+}
+
+/// The completion of a request, in the shape of a history completion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    #[serde(rename = "type")]
+    pub kind: OpType,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<OpResult>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub highest_before: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Outcome {
+    pub fn bare(kind: OpType) -> Self {
+        Outcome {
+            kind,
+            owner: None,
+            lease: None,
+            token: None,
+            result: None,
+            highest_before: None,
+            error: None,
+        }
+    }
+
+    pub fn with_error(kind: OpType, error: impl Into<String>) -> Self {
+        Outcome {
+            error: Some(error.into()),
+            ..Outcome::bare(kind)
+        }
+    }
+}
+
+/// What the worker sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "msg", rename_all = "kebab-case")]
+pub enum Message {
+    /// First line on every connection.
+    Hello {
+        name: String,
+        recipe: String,
+    },
+    Reply {
+        id: u64,
+        outcome: Outcome,
+    },
+    /// The worker noticed that `process`'s hold is gone.
+    LeaseLost {
+        process: u32,
+        lock: String,
+        owner: String,
+        lease: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<u64>,
+        why: String,
+    },
+}
+
+/// A broken connection or a line that is not protocol.
+#[derive(Debug, thiserror::Error)]
+pub enum ProtocolError {
+    #[error("connection: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("malformed line {line:?}: {message}")]
+    Malformed { line: String, message: String },
+}
+
+/// Reads the next message; `Ok(None)` at end of stream.
+pub async fn read_line<T: serde::de::DeserializeOwned>(
+    r: &mut (impl AsyncBufRead + Unpin),
+) -> Result<Option<T>, ProtocolError> {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if r.read_line(&mut line).await? == 0 {
+            return Ok(None);
+        }
+        if !line.trim().is_empty() {
+            break;
+        }
+    }
+    serde_json::from_str(line.trim())
+        .map(Some)
+        .map_err(|e| ProtocolError::Malformed {
+            line: line.trim().to_string(),
+            message: e.to_string(),
+        })
+}
+
+/// Writes one message as one line and flushes.
+pub async fn write_line<T: Serialize>(
+    w: &mut (impl AsyncWrite + Unpin),
+    msg: &T,
+) -> Result<(), ProtocolError> {
+    let mut bytes = serde_json::to_vec(msg).map_err(|e| ProtocolError::Malformed {
+        line: String::new(),
+        message: e.to_string(),
+    })?;
+    bytes.push(b'\n');
+    w.write_all(&bytes).await?;
+    w.flush().await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_and_messages_have_a_readable_flat_shape() {
+        let r = Request {
+            id: 3,
+            op: Op::Acquire {
+                process: 7,
+                lock: "l".into(),
+            },
+        };
+        let s = serde_json::to_string(&r).unwrap();
+        assert_eq!(s, r#"{"id":3,"op":"acquire","process":7,"lock":"l"}"#);
+        assert_eq!(serde_json::from_str::<Request>(&s).unwrap(), r);
+        let m = Message::Reply {
+            id: 3,
+            outcome: Outcome::with_error(OpType::Info, "timeout"),
+        };
+        let s = serde_json::to_string(&m).unwrap();
+        assert_eq!(
+            s,
+            r#"{"msg":"reply","id":3,"outcome":{"type":"info","error":"timeout"}}"#
+        );
+    }
+
+    #[tokio::test]
+    async fn a_malformed_line_is_an_error_naming_it() {
+        let mut input: &[u8] = b"\n{\"id\":1,\"op\":\"dance\"}\n";
+        let err = read_line::<Request>(&mut input)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("dance"), "{err}");
+        let mut empty: &[u8] = b"";
+        assert!(read_line::<Request>(&mut empty).await.unwrap().is_none());
+    }
+}

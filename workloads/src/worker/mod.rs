@@ -1,0 +1,100 @@
+//! The `fencecheck worker` process: one lock client, serving the control protocol on a port.
+//! It executes one request at a time against its recipe, pushes `lease-lost` notices as its
+//! ownership tracker raises them (always before the reply they precede), and writes through the
+//! resource client. The same connection loop serves a TCP socket or, in tests, an in-process
+//! duplex pipe, so the pipeline test runs exactly the code the containers run.
+
+mod session;
+
+pub use session::Worker;
+
+use crate::protocol::{read_line, write_line, Message, ProtocolError, Request};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+
+/// Listens on `listen` and serves one driver connection at a time (a reconnect finds the same
+/// worker and its hold). Returns only on a listener error.
+pub async fn serve(listen: std::net::SocketAddr, mut worker: Worker) -> std::io::Result<()> {
+    let listener = TcpListener::bind(listen).await?;
+    tracing::info!(name = %worker.name, %listen, "worker listening");
+    loop {
+        let (stream, peer) = listener.accept().await?;
+        let _ = stream.set_nodelay(true);
+        tracing::info!(%peer, "driver connected");
+        if let Err(e) = serve_conn(&mut worker, stream).await {
+            tracing::warn!(%peer, "connection ended: {e}");
+        }
+    }
+}
+
+/// Serves one connection until the driver hangs up.
+pub async fn serve_conn<S>(worker: &mut Worker, stream: S) -> Result<(), ProtocolError>
+where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
+    let (rd, mut wr) = tokio::io::split(stream);
+    // Reading in its own task keeps line reads whole while the loop below waits on two sources.
+    let (req_tx, mut requests) = mpsc::unbounded_channel::<Result<Request, ProtocolError>>();
+    let reader = tokio::spawn(async move {
+        let mut rd = BufReader::new(rd);
+        loop {
+            let next = read_line::<Request>(&mut rd).await.transpose();
+            let end = !matches!(next, Some(Ok(_)));
+            if let Some(r) = next {
+                if req_tx.send(r).is_err() {
+                    return;
+                }
+            }
+            if end {
+                return;
+            }
+        }
+    });
+    let hello = Message::Hello {
+        name: worker.name.clone(),
+        recipe: worker.recipe().to_string(),
+    };
+    write_line(&mut wr, &hello).await?;
+    let result = loop {
+        tokio::select! {
+            biased;
+            Some(n) = worker.notices.recv() => write_line(&mut wr, &lost(n)).await?,
+            req = requests.recv() => match req {
+                None => break Ok(()),
+                Some(Err(e)) => break Err(e),
+                Some(Ok(req)) => {
+                    let outcome = worker.execute(req.op).await;
+                    while let Ok(n) = worker.notices.try_recv() {
+                        write_line(&mut wr, &lost(n)).await?;
+                    }
+                    write_line(&mut wr, &Message::Reply { id: req.id, outcome }).await?;
+                }
+            },
+        }
+    };
+    reader.abort();
+    result
+}
+
+/// Runs a worker in-process and returns the driver's end of its connection.
+pub fn spawn_local(mut worker: Worker) -> tokio::io::DuplexStream {
+    let (driver_end, worker_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Err(e) = serve_conn(&mut worker, worker_end).await {
+            tracing::warn!(name = %worker.name, "local worker ended: {e}");
+        }
+    });
+    driver_end
+}
+
+fn lost(n: crate::ownership::LostNotice) -> Message {
+    Message::LeaseLost {
+        process: n.process,
+        lock: n.hold.lock,
+        owner: n.hold.owner,
+        lease: n.hold.lease,
+        token: n.hold.token,
+        why: n.why,
+    }
+}

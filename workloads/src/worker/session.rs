@@ -1,0 +1,181 @@
+//! What a worker does with one request: acquire / write / release / abandon against its recipe
+//! and its resource client, turning every outcome into a history-shaped [`Outcome`]. One request
+//! at a time, like a Jepsen process; the hold's [`Tracker`] runs beside it.
+
+use crate::client::{within, Client, Completion, NOT_OWNER};
+use crate::config::{Discipline, RecipeConfig};
+use crate::fenced_write::{ResourceClient, WriteRequest};
+use crate::ownership::{LostNotice, Tracker, WriteGate};
+use crate::protocol::{Op, Outcome};
+use results::{OpResult, OpType};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::mpsc;
+
+/// Everything a worker process is: its name, its recipe client, its resource client, its hold.
+pub struct Worker {
+    pub name: String,
+    client: Arc<dyn Client>,
+    resource: Box<dyn ResourceClient>,
+    cfg: RecipeConfig,
+    discipline: Discipline,
+    current: Option<Tracker>,
+    notices_tx: mpsc::UnboundedSender<LostNotice>,
+    pub(crate) notices: mpsc::UnboundedReceiver<LostNotice>,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("name", &self.name)
+            .field("recipe", &self.cfg.recipe)
+            .finish()
+    }
+}
+
+impl Worker {
+    pub fn new(
+        name: impl Into<String>,
+        client: Arc<dyn Client>,
+        resource: Box<dyn ResourceClient>,
+        cfg: RecipeConfig,
+        discipline: Discipline,
+    ) -> Self {
+        let (notices_tx, notices) = mpsc::unbounded_channel();
+        Worker {
+            name: name.into(),
+            client,
+            resource,
+            cfg,
+            discipline,
+            current: None,
+            notices_tx,
+            notices,
+        }
+    }
+
+    pub fn recipe(&self) -> crate::config::RecipeKind {
+        self.cfg.recipe
+    }
+
+    /// Executes one request to completion.
+    pub async fn execute(&mut self, op: Op) -> Outcome {
+        match op {
+            Op::Acquire { process, lock } => self.acquire(process, &lock).await,
+            Op::Write {
+                process,
+                key,
+                value,
+                op_id,
+            } => self.write(process, key, value, op_id).await,
+            Op::Release { process: _ } => self.release().await,
+            Op::Abandon => {
+                if let Some(mut t) = self.current.take() {
+                    t.stop();
+                    self.client.abandon(t.hold()).await;
+                }
+                Outcome::bare(OpType::Ok)
+            }
+        }
+    }
+
+    async fn acquire(&mut self, process: u32, lock: &str) -> Outcome {
+        if let Some(t) = &self.current {
+            return Outcome::with_error(
+                OpType::Fail,
+                format!(
+                    "not sent: already holding lease {}; release first",
+                    t.hold().lease
+                ),
+            );
+        }
+        let sent = Instant::now();
+        let limit = self.cfg.acquire_timeout + self.cfg.op_timeout;
+        match within(limit, "acquire", self.client.acquire(lock)).await {
+            Completion::Ok(hold) => {
+                let out = Outcome {
+                    owner: Some(hold.owner.clone()),
+                    lease: Some(hold.lease.clone()),
+                    token: hold.token,
+                    ..Outcome::bare(OpType::Ok)
+                };
+                self.current = Some(Tracker::start(
+                    self.client.clone(),
+                    hold,
+                    process,
+                    sent,
+                    self.cfg.clone(),
+                    self.discipline,
+                    self.notices_tx.clone(),
+                ));
+                out
+            }
+            Completion::Fail(e) => Outcome::with_error(OpType::Fail, e),
+            Completion::Info(e) => Outcome::with_error(OpType::Info, e),
+        }
+    }
+
+    async fn write(
+        &mut self,
+        process: u32,
+        key: String,
+        value: serde_json::Value,
+        op_id: String,
+    ) -> Outcome {
+        let Some(t) = &self.current else {
+            return Outcome::with_error(OpType::Fail, "not sent: no hold");
+        };
+        if let WriteGate::Refuse(why) = t.gate_write().await {
+            return Outcome::with_error(OpType::Fail, why);
+        }
+        let hold = t.hold();
+        let req = WriteRequest {
+            lock: hold.lock.clone(),
+            key,
+            value,
+            token: hold.token,
+            op_id,
+            owner: hold.owner.clone(),
+            lease: hold.lease.clone(),
+            process,
+        };
+        match within(self.cfg.op_timeout, "write", self.resource.write(req)).await {
+            Completion::Ok(o) => Outcome {
+                result: Some(o.result.into()),
+                highest_before: o.highest_before,
+                ..Outcome::bare(if o.result.is_accepted() {
+                    OpType::Ok
+                } else {
+                    OpType::Fail
+                })
+            },
+            Completion::Fail(e) => Outcome::with_error(OpType::Fail, e),
+            Completion::Info(e) => Outcome::with_error(OpType::Info, e),
+        }
+    }
+
+    async fn release(&mut self) -> Outcome {
+        let Some(mut t) = self.current.take() else {
+            return Outcome::with_error(OpType::Fail, "not sent: no hold");
+        };
+        t.stop();
+        match within(
+            self.cfg.op_timeout,
+            "release",
+            self.client.release(t.hold()),
+        )
+        .await
+        {
+            Completion::Ok(()) => Outcome {
+                result: Some(OpResult::Released),
+                ..Outcome::bare(OpType::Ok)
+            },
+            Completion::Fail(e) if e == NOT_OWNER => Outcome {
+                result: Some(OpResult::ReleaseRejectedNotOwner),
+                ..Outcome::bare(OpType::Fail)
+            },
+            Completion::Fail(e) => Outcome::with_error(OpType::Fail, e),
+            Completion::Info(e) => Outcome::with_error(OpType::Info, e),
+        }
+    }
+}
