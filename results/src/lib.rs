@@ -13,6 +13,7 @@ pub mod clock;
 pub mod event;
 pub mod event_ref;
 pub mod jsonl;
+pub mod report;
 pub mod layout;
 pub mod resource_log;
 pub mod scan;

@@ -1,0 +1,381 @@
+//! Latency percentiles (p50, p99, max per time bucket; log scale) for acquire / write / release,
+//! and throughput per operation, drawn as SVG with every fault period shaded so a reader sees at
+//! once whether a latency spike or a throughput hole lines up with a pause or a partition.
+
+use std::fmt::Write as _;
+
+use super::markup::{duration, esc, px};
+use super::series::Series;
+use super::timeline::Fault;
+use super::timeline_svg::fault_color;
+
+pub const WIDTH: f64 = 1312.0;
+const HEIGHT: f64 = 250.0;
+const M_LEFT: f64 = 58.0;
+const M_RIGHT: f64 = 12.0;
+const M_TOP: f64 = 30.0;
+const M_BOTTOM: f64 = 26.0;
+
+/// The colour of an operation (by `f` name or throughput label).
+pub fn op_color(label: &str) -> &'static str {
+    let palette = [
+        ("acquire", "#2563eb"),
+        ("write", "#16a34a"),
+        ("release", "#9333ea"),
+        ("read", "#0891b2"),
+        ("increment", "#ca8a04"),
+        ("fail", "#dc2626"),
+        ("info", "#64748b"),
+    ];
+    palette
+        .iter()
+        .find(|(k, _)| label.starts_with(k))
+        .map_or("#334155", |(_, c)| c)
+}
+
+struct Line {
+    label: String,
+    color: &'static str,
+    dash: &'static str,
+    width: f64,
+    /// (x in seconds, y value, bucket) — a gap between buckets breaks the line.
+    points: Vec<(f64, f64, usize)>,
+    dots: bool,
+}
+
+enum Scale {
+    /// Nanoseconds, log10.
+    LogNs {
+        lo: f64,
+        hi: f64,
+    },
+    Linear {
+        hi: f64,
+    },
+}
+
+impl Scale {
+    fn frac(&self, v: f64) -> f64 {
+        match self {
+            Scale::LogNs { lo, hi } => (v.max(1.0).log10() - lo) / (hi - lo),
+            Scale::Linear { hi } => v / hi,
+        }
+    }
+
+    fn ticks(&self) -> Vec<(f64, String)> {
+        match self {
+            Scale::LogNs { lo, hi } => (lo.round() as i32..=hi.round() as i32)
+                .map(|d| (10f64.powi(d), duration(10f64.powi(d) as u64)))
+                .collect(),
+            Scale::Linear { hi } => {
+                let step = nice_step(*hi / 4.0);
+                let mut out = Vec::new();
+                let mut v = 0.0;
+                while v <= *hi + 1e-9 {
+                    out.push((
+                        v,
+                        if step < 1.0 {
+                            format!("{v:.1}")
+                        } else {
+                            format!("{v:.0}")
+                        },
+                    ));
+                    v += step;
+                }
+                out
+            }
+        }
+    }
+}
+
+fn nice_step(raw: f64) -> f64 {
+    let raw = raw.max(1e-9);
+    let mag = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn panel(
+    s: &mut String,
+    ox: f64,
+    w: f64,
+    title: &str,
+    lines: &[Line],
+    scale: &Scale,
+    faults: &[Fault],
+    end_s: f64,
+    y_title: &str,
+) {
+    let (pl, pt) = (ox + M_LEFT, M_TOP);
+    let (pw, ph) = (w - M_LEFT - M_RIGHT, HEIGHT - M_TOP - M_BOTTOM);
+    let xs = |sec: f64| pl + sec / end_s * pw;
+    let ys = |v: f64| pt + ph - scale.frac(v).clamp(0.0, 1.0) * ph;
+    let _ = write!(
+        s,
+        r##"<text x="{}" y="18" font-size="13" font-weight="700" fill="#0f172a">{}</text>"##,
+        px(pl),
+        esc(title)
+    );
+    let _ = write!(
+        s,
+        r##"<rect x="{}" y="{}" width="{}" height="{}" fill="#fff" stroke="#e2e8f0"/>"##,
+        px(pl),
+        px(pt),
+        px(pw),
+        px(ph)
+    );
+    for f in faults {
+        let (strong, light) = fault_color(&f.name);
+        let (a, b) = (xs(f.start as f64 / 1e9), xs(f.end as f64 / 1e9));
+        let _ = write!(
+            s,
+            r##"<rect x="{}" y="{}" width="{}" height="{}" fill="{light}" opacity=".8"><title>{} {} → {}</title></rect><rect x="{}" y="{}" width="{}" height="3" fill="{strong}"/>"##,
+            px(a),
+            px(pt),
+            px((b - a).max(1.0)),
+            px(ph),
+            esc(&f.name),
+            super::markup::secs(f.start),
+            super::markup::secs(f.end),
+            px(a),
+            px(pt),
+            px((b - a).max(1.0))
+        );
+    }
+    for (v, label) in scale.ticks() {
+        let y = ys(v);
+        let (x1, x2, yy, tx, ty) = (px(pl), px(pl + pw), px(y), px(pl - 5.0), px(y + 3.5));
+        let _ = write!(
+            s,
+            r##"<line x1="{x1}" x2="{x2}" y1="{yy}" y2="{yy}" stroke="#eef2f7"/><text x="{tx}" y="{ty}" font-size="10" fill="#64748b" text-anchor="end">{}</text>"##,
+            esc(&label)
+        );
+    }
+    let step = [1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0]
+        .into_iter()
+        .find(|st| st / end_s * pw >= 60.0)
+        .unwrap_or(600.0);
+    let mut k = 0.0;
+    while k <= end_s + 1e-9 {
+        let _ = write!(
+            s,
+            r##"<text x="{}" y="{}" font-size="10" fill="#64748b" text-anchor="middle">{k:.0} s</text>"##,
+            px(xs(k)),
+            px(pt + ph + 15.0)
+        );
+        k += step;
+    }
+    let _ = write!(
+        s,
+        r##"<text transform="translate({},{}) rotate(-90)" font-size="10" fill="#64748b" text-anchor="middle">{}</text>"##,
+        px(ox + 11.0),
+        px(pt + ph / 2.0),
+        esc(y_title)
+    );
+    for l in lines {
+        let mut d = String::new();
+        let mut prev: Option<usize> = None;
+        for (sec, v, b) in &l.points {
+            let cmd = if prev.is_some_and(|p| p + 1 == *b) {
+                'L'
+            } else {
+                'M'
+            };
+            let _ = write!(d, "{cmd}{} {}", px(xs(*sec)), px(ys(*v)));
+            prev = Some(*b);
+        }
+        if !l.dash.is_empty() || !l.dots {
+            let _ = write!(
+                s,
+                r##"<path d="{d}" fill="none" stroke="{}" stroke-width="{}" stroke-dasharray="{}" stroke-linejoin="round"><title>{}</title></path>"##,
+                l.color,
+                l.width,
+                l.dash,
+                esc(&l.label)
+            );
+        }
+        if l.dots {
+            for (sec, v, _) in &l.points {
+                let _ = write!(
+                    s,
+                    r##"<circle cx="{}" cy="{}" r="1.8" fill="{}" opacity=".55"/>"##,
+                    px(xs(*sec)),
+                    px(ys(*v)),
+                    l.color
+                );
+            }
+        }
+    }
+    let mut lx = pl + pw;
+    for l in lines.iter().rev() {
+        lx -= l.label.len() as f64 * 6.2 + 30.0;
+        let sample = if l.dots && l.dash.is_empty() {
+            format!(
+                r##"<circle cx="{}" cy="14" r="2.5" fill="{}"/>"##,
+                px(lx + 9.0),
+                l.color
+            )
+        } else {
+            format!(
+                r##"<line x1="{}" x2="{}" y1="14" y2="14" stroke="{}" stroke-width="2" stroke-dasharray="{}"/>"##,
+                px(lx),
+                px(lx + 18.0),
+                l.color,
+                l.dash
+            )
+        };
+        let _ = write!(
+            s,
+            r##"{sample}<text x="{}" y="18" font-size="10.5" fill="#334155">{}</text>"##,
+            px(lx + 22.0),
+            esc(&l.label)
+        );
+    }
+}
+
+fn open(height: f64) -> String {
+    format!(
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif"><rect width="100%" height="100%" fill="#fff"/>"##
+    )
+}
+
+/// p50 / p99 / max latency per bucket for acquire, write and release, side by side.
+pub fn latency_svg(series: &Series, faults: &[Fault]) -> String {
+    let mut s = open(HEIGHT);
+    let end_s = (series.end as f64 / 1e9).max(1e-3);
+    let bucket_s = series.bucket as f64 / 1e9;
+    let gap = 14.0;
+    let w = (WIDTH - gap * 2.0) / 3.0;
+    let all = series.latency.iter().flat_map(|o| &o.points);
+    let (lo, hi) = all.fold((f64::MAX, 1.0f64), |(lo, hi), p| {
+        (lo.min(p.p50.max(1) as f64), hi.max(p.max as f64))
+    });
+    let scale = Scale::LogNs {
+        lo: if lo == f64::MAX {
+            5.0
+        } else {
+            lo.log10().floor()
+        },
+        hi: hi.log10().ceil().max(6.0),
+    };
+    for (i, op) in series.latency.iter().enumerate() {
+        let color = op_color(&op.f.as_str());
+        let at = |v: fn(&super::series::LatencyPoint) -> u64| {
+            op.points
+                .iter()
+                .map(|p| ((p.bucket as f64 + 0.5) * bucket_s, v(p) as f64, p.bucket))
+                .collect::<Vec<_>>()
+        };
+        let lines = [
+            Line {
+                label: "p50".into(),
+                color,
+                dash: "",
+                width: 2.2,
+                points: at(|p| p.p50),
+                dots: false,
+            },
+            Line {
+                label: "p99".into(),
+                color,
+                dash: "5 3",
+                width: 1.6,
+                points: at(|p| p.p99),
+                dots: false,
+            },
+            Line {
+                label: "max".into(),
+                color,
+                dash: "",
+                width: 1.0,
+                points: at(|p| p.max),
+                dots: true,
+            },
+        ];
+        let title = match &op.overall {
+            Some(o) => format!(
+                "{} latency — n={} p50 {} p99 {}",
+                op.f,
+                o.count,
+                duration(o.p50),
+                duration(o.p99)
+            ),
+            None => format!("{} latency — no completed operations", op.f),
+        };
+        panel(
+            &mut s,
+            i as f64 * (w + gap),
+            w,
+            &title,
+            &lines,
+            &scale,
+            faults,
+            end_s,
+            "latency (log)",
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// Completions per second, per operation (ok), plus all failures and unknowns.
+pub fn throughput_svg(series: &Series, faults: &[Fault]) -> String {
+    let mut s = open(HEIGHT);
+    let end_s = (series.end as f64 / 1e9).max(1e-3);
+    let bucket_s = series.bucket as f64 / 1e9;
+    let hi = series
+        .throughput
+        .iter()
+        .flat_map(|r| &r.per_sec)
+        .fold(1.0f64, |a, b| a.max(*b));
+    let scale = Scale::Linear {
+        hi: nice_step(hi * 1.1 / 4.0) * 4.0,
+    };
+    let lines: Vec<Line> = series
+        .throughput
+        .iter()
+        .map(|r| Line {
+            label: r.label.clone(),
+            color: op_color(&r.label),
+            dash: if r.label.starts_with("fail") || r.label.starts_with("info") {
+                "4 3"
+            } else {
+                ""
+            },
+            width: 1.8,
+            points: r
+                .per_sec
+                .iter()
+                .enumerate()
+                .map(|(b, v)| ((b as f64 + 0.5) * bucket_s, *v, b))
+                .collect(),
+            dots: false,
+        })
+        .collect();
+    let total: f64 = series
+        .throughput
+        .iter()
+        .flat_map(|r| &r.per_sec)
+        .sum::<f64>()
+        * bucket_s;
+    panel(
+        &mut s,
+        0.0,
+        WIDTH,
+        &format!(
+            "throughput — {total:.0} completions, per {} bucket",
+            duration(series.bucket)
+        ),
+        &lines,
+        &scale,
+        faults,
+        end_s,
+        "ops / s",
+    );
+    s.push_str("</svg>");
+    s
+}

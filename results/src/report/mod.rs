@@ -1,0 +1,96 @@
+//! The human and CI faces of a run: `report.html` (one self-contained page an engineer opens to
+//! see who held the lock when, which write was stale and why), the SVG plots beside it, and
+//! `junit.xml` for the nightly job. Everything here is a pure function of a [`ReportInput`] — no
+//! Docker, no clock — except [`write_run_report`], which puts the files into a run directory.
+//!
+//! - [`timeline`]: history + resource log → lanes, holds, writes, marks, faults (a model).
+//! - [`timeline_svg`]: that model drawn; [`series`] + [`charts`]: latency percentiles and
+//!   throughput over time, drawn.
+//! - [`html`] + [`anomalies`]: the page; [`junit`]: the JUnit file; [`markup`]: escaping.
+
+pub mod anomalies;
+pub mod charts;
+pub mod html;
+pub mod junit;
+pub mod markup;
+pub mod series;
+pub mod timeline;
+pub mod timeline_svg;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::{AnomalyKind, Event, ResourceEntry, Verdict};
+
+pub use html::render_html;
+pub use junit::junit_xml;
+
+/// Everything a report shows. Borrowed, so the harness renders straight from what it checked.
+#[derive(Debug, Clone)]
+pub struct ReportInput<'a> {
+    /// The test's name (the `results/runs/<test-name>/` directory).
+    pub test_name: &'a str,
+    /// The fully resolved test, as written to `test.yaml` (any serializable shape; shown flattened).
+    pub config: &'a serde_json::Value,
+    pub seed: u64,
+    /// The command line that re-runs this test with the same seed.
+    pub rerun: &'a str,
+    /// When the run started, as the harness wants it printed (e.g. `2026-11-29T09:04:42Z`).
+    pub started: Option<&'a str>,
+    /// The end of the run (ns since start) when it is later than the last event.
+    pub run_end: Option<u64>,
+    pub history: &'a [Event],
+    pub resource: &'a [ResourceEntry],
+    pub verdict: &'a Verdict,
+    /// The anomaly kinds the checkers looked for (one JUnit test case each).
+    pub checked: &'a [AnomalyKind],
+    /// Process id → worker name, when the harness knows it; otherwise lanes come from `owner`s.
+    pub process_workers: BTreeMap<u32, String>,
+}
+
+/// The files [`write_run_report`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportFiles {
+    pub html: PathBuf,
+    pub junit: PathBuf,
+    pub plots: Vec<PathBuf>,
+}
+
+/// A report file that could not be written, naming it.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {path}: {source}")]
+pub struct ReportError {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// The standalone SVG plots: (file name, content). The page embeds the same drawings inline.
+pub fn plots(input: &ReportInput<'_>) -> Vec<(&'static str, String)> {
+    let model = timeline::Timeline::build(input);
+    let s = series::Series::build(input.history, model.end);
+    vec![
+        ("timeline.svg", timeline_svg::standalone(&model)),
+        ("latency.svg", charts::latency_svg(&s, &model.faults)),
+        ("throughput.svg", charts::throughput_svg(&s, &model.faults)),
+    ]
+}
+
+/// Writes `report.html`, the plots and `junit.xml` into `dir` (which must exist).
+pub fn write_run_report(dir: &Path, input: &ReportInput<'_>) -> Result<ReportFiles, ReportError> {
+    let write = |name: &str, content: &str| -> Result<PathBuf, ReportError> {
+        let path = dir.join(name);
+        std::fs::write(&path, content).map_err(|source| ReportError {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(path)
+    };
+    let html = write("report.html", &render_html(input))?;
+    let junit = write("junit.xml", &junit_xml(input))?;
+    let plots = plots(input)
+        .iter()
+        .map(|(name, svg)| write(name, svg))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ReportFiles { html, junit, plots })
+}

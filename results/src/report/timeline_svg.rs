@@ -1,0 +1,513 @@
+//! The timeline drawn: one lane per worker with hold bars, writes (shape and colour say accepted /
+//! rejected / unknown), lease-lost and exit marks, faults hatched on the lanes they hit and banded
+//! across all lanes, and one numbered flag per anomaly linking to its evidence on the page.
+//!
+//! Every element placed in time carries `data-t` (seconds) and, for spans, `data-d`, so the page's
+//! zoom control can re-place it without re-rendering; the static positions written here are the
+//! "fit to width" layout, which is what a reader without JavaScript (or a screenshot) sees.
+
+use std::fmt::Write as _;
+
+use super::markup::{esc, px, secs};
+use super::timeline::{HoldEnd, MarkKind, Timeline, WriteMark, WriteOutcome};
+
+pub const LABEL_W: f64 = 128.0;
+pub const PLOT_W: f64 = 1160.0;
+/// Left padding of the plot so a marker at t=0 is not cut in half; right padding likewise.
+pub const X0: f64 = 10.0;
+pub const PAD: f64 = 14.0;
+const AXIS_H: f64 = 24.0;
+const NEMESIS_Y: f64 = 28.0;
+const LANES_Y: f64 = 58.0;
+const LANE_H: f64 = 50.0;
+const FLAG_ROW_H: f64 = 20.0;
+
+/// The colours of a fault by its name: (strong, light).
+pub fn fault_color(name: &str) -> (&'static str, &'static str) {
+    let n = name.to_ascii_lowercase();
+    if n.contains("pause") || n.contains("stop") {
+        ("#d97706", "#fef3c7")
+    } else if n.contains("partition") || n.contains("isolate") {
+        ("#7c3aed", "#ede9fe")
+    } else if n.contains("kill") || n.contains("crash") {
+        ("#dc2626", "#fee2e2")
+    } else {
+        ("#0f766e", "#ccfbf1")
+    }
+}
+
+/// Marker shapes centred on (0,0); the legend uses the same ones.
+pub fn write_shape(o: WriteOutcome) -> &'static str {
+    match o {
+        WriteOutcome::Accepted => {
+            r##"<circle r="4.5" fill="#16a34a" stroke="#fff" stroke-width="1.2"/>"##
+        }
+        WriteOutcome::RejectedStale => {
+            r##"<circle r="5.5" fill="#fff" opacity=".9"/><path d="M-3.6-3.6L3.6 3.6M-3.6 3.6L3.6-3.6" stroke="#dc2626" stroke-width="2.4" stroke-linecap="round"/>"##
+        }
+        WriteOutcome::RejectedDuplicate => {
+            r##"<rect x="-4" y="-4" width="8" height="8" fill="#fff" stroke="#ea580c" stroke-width="2"/>"##
+        }
+        WriteOutcome::Unknown => {
+            r##"<path d="M0-5.5L5.5 0L0 5.5L-5.5 0Z" fill="#fff" stroke="#475569" stroke-width="1.6"/>"##
+        }
+        WriteOutcome::Failed => {
+            r##"<circle r="4" fill="#fff" stroke="#64748b" stroke-width="1.6"/>"##
+        }
+    }
+}
+
+pub fn mark_shape(k: MarkKind) -> &'static str {
+    match k {
+        MarkKind::LeaseLost => {
+            r##"<path d="M-5.5-17L5.5-17L0-9Z" fill="#ea580c"/><path d="M0-9V10" stroke="#ea580c" stroke-width="1.5" stroke-dasharray="2 2"/>"##
+        }
+        MarkKind::Exit => {
+            r##"<path d="M0-18V18" stroke="#111827" stroke-width="2"/><circle r="6" fill="#111827"/><path d="M-2.8-2.8L2.8 2.8M-2.8 2.8L2.8-2.8" stroke="#fff" stroke-width="1.6"/>"##
+        }
+        MarkKind::Released => r##"<path d="M0-11V11" stroke="#1e3a8a" stroke-width="2.4"/>"##,
+        MarkKind::ReleaseRejected => {
+            r##"<path d="M0-11V11" stroke="#9333ea" stroke-width="2.4" stroke-dasharray="3 2"/>"##
+        }
+        MarkKind::ReleaseUnknown => r##"<path d="M0-11V11" stroke="#94a3b8" stroke-width="2.4"/>"##,
+    }
+}
+
+/// Total height of the drawing.
+pub fn height(t: &Timeline) -> f64 {
+    LANES_Y + t.lanes.len() as f64 * LANE_H + flag_rows(t) as f64 * FLAG_ROW_H + 8.0 + AXIS_H
+}
+
+/// Pixels per second of the fit-to-width layout.
+pub fn base_pps(t: &Timeline) -> f64 {
+    PLOT_W / (t.end as f64 / 1e9)
+}
+
+fn flag_rows(t: &Timeline) -> usize {
+    flag_layout(t).into_iter().max().map_or(1, |r| r + 1)
+}
+
+/// Row of each anomaly flag: the first row where it does not collide with the previous flag.
+fn flag_layout(t: &Timeline) -> Vec<usize> {
+    let pps = base_pps(t);
+    let mut last_x: Vec<f64> = Vec::new();
+    let mut order: Vec<usize> = (0..t.anomalies.len()).collect();
+    order.sort_by_key(|i| t.anomalies[*i].time);
+    let mut rows = vec![0; t.anomalies.len()];
+    for i in order {
+        let x = t.anomalies[i].time as f64 / 1e9 * pps;
+        let row = last_x
+            .iter()
+            .position(|lx| x - lx > 34.0)
+            .unwrap_or(last_x.len().min(3));
+        if row == last_x.len() {
+            last_x.push(x);
+        } else {
+            last_x[row] = x;
+        }
+        rows[i] = row;
+    }
+    rows
+}
+
+/// The lane labels (left column), drawn separately so they stay put while the plot scrolls.
+pub fn labels(t: &Timeline) -> String {
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r##"<text x="{}" y="{}" class="tl-rowlabel" font-size="11" fill="#475569" font-weight="600">nemesis</text>"##,
+        8,
+        px(NEMESIS_Y + 15.0)
+    );
+    for (i, lane) in t.lanes.iter().enumerate() {
+        let y = LANES_Y + i as f64 * LANE_H;
+        let procs = lane
+            .processes
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = write!(
+            s,
+            r##"<rect x="0" y="{}" width="{LABEL_W}" height="{LANE_H}" fill="{}"/><text x="8" y="{}" font-size="13" font-weight="600" fill="#0f172a">{}</text><text x="8" y="{}" font-size="10.5" fill="#64748b">process {}</text>"##,
+            px(y),
+            if i % 2 == 0 { "#f8fafc" } else { "#fff" },
+            px(y + 22.0),
+            esc(&lane.name),
+            px(y + 37.0),
+            esc(&procs)
+        );
+    }
+    let ay = LANES_Y + t.lanes.len() as f64 * LANE_H;
+    let _ = write!(
+        s,
+        r##"<text x="8" y="{}" font-size="11" fill="#475569" font-weight="600">anomalies</text>"##,
+        px(ay + 17.0)
+    );
+    s
+}
+
+/// The time-placed content (x = 0 is `X0` px before t = 0).
+pub fn plot(t: &Timeline) -> String {
+    let pps = base_pps(t);
+    let x = |ns: u64| X0 + ns as f64 / 1e9 * pps;
+    let ts = |ns: u64| format!("{:.4}", ns as f64 / 1e9);
+    let h = height(t);
+    let lanes_bottom = LANES_Y + t.lanes.len() as f64 * LANE_H;
+    let width = X0 + PLOT_W + PAD;
+    let mut s = String::with_capacity(64 * 1024);
+    s.push_str(r##"<defs>"##);
+    for (name, strong, light) in [
+        ("pause", "#d97706", "#fef3c7"),
+        ("partition", "#7c3aed", "#ede9fe"),
+        ("kill", "#dc2626", "#fee2e2"),
+        ("other", "#0f766e", "#ccfbf1"),
+    ] {
+        let _ = write!(
+            s,
+            r##"<pattern id="hatch-{name}" width="7" height="7" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="7" height="7" fill="{light}"/><rect width="2.5" height="7" fill="{strong}" opacity=".35"/></pattern>"##
+        );
+    }
+    s.push_str("</defs>");
+    for i in 0..t.lanes.len() {
+        let y = LANES_Y + i as f64 * LANE_H;
+        let _ = write!(
+            s,
+            r##"<rect x="0" y="{}" width="{}" height="{LANE_H}" fill="{}" class="tl-lanebg"/>"##,
+            px(y),
+            px(width),
+            if i % 2 == 0 { "#f8fafc" } else { "#fff" }
+        );
+    }
+    // Faults: a faint band across every lane, and the band in the nemesis row.
+    for f in &t.faults {
+        let (strong, light) = fault_color(&f.name);
+        let (fx, fw) = (x(f.start), ((f.end - f.start) as f64 / 1e9 * pps).max(1.5));
+        let title = format!(
+            "{} · {} → {} · targets: {}",
+            f.name,
+            secs(f.start),
+            secs(f.end),
+            if f.targets.is_empty() {
+                "—".into()
+            } else {
+                f.targets.join(", ")
+            }
+        );
+        let _ = write!(
+            s,
+            r##"<rect data-t="{}" data-d="{}" x="{}" y="{NEMESIS_Y}" width="{}" height="{}" fill="{light}" opacity=".55"/>"##,
+            ts(f.start),
+            ts(f.end - f.start),
+            px(fx),
+            px(fw),
+            px(lanes_bottom - NEMESIS_Y)
+        );
+        let _ = write!(
+            s,
+            r##"<rect data-t="{}" data-d="{}" x="{}" y="{}" width="{}" height="20" rx="3" fill="{strong}" class="tl-fault"><title>{}</title></rect>"##,
+            ts(f.start),
+            ts(f.end - f.start),
+            px(fx),
+            px(NEMESIS_Y + 1.0),
+            px(fw),
+            esc(&title)
+        );
+        let label = format!("{} {}", f.name, f.targets.join(","));
+        let _ = write!(
+            s,
+            r##"<text data-t="{}" data-dx="4" data-w="{}" data-min="{}" x="{}" y="{}" font-size="11" fill="#fff" font-weight="600"{}>{}</text>"##,
+            ts(f.start),
+            ts(f.end - f.start),
+            label.len() * 6 + 8,
+            px(fx + 4.0),
+            px(NEMESIS_Y + 15.0),
+            hidden(fw, label.len() * 6 + 8),
+            esc(&label)
+        );
+    }
+    s.push_str(&grid(t, pps, h));
+    for (i, lane) in t.lanes.iter().enumerate() {
+        let y = LANES_Y + i as f64 * LANE_H;
+        for f in &lane.faulted {
+            let class = ["pause", "partition", "kill"]
+                .into_iter()
+                .find(|c| fault_color(&f.label) == fault_color(c))
+                .unwrap_or("other");
+            let w = ((f.end - f.start) as f64 / 1e9 * pps).max(1.5);
+            let _ = write!(
+                s,
+                r##"<rect data-t="{}" data-d="{}" x="{}" y="{}" width="{}" height="{}" fill="url(#hatch-{class})"><title>{} {} · {} → {}</title></rect>"##,
+                ts(f.start),
+                ts(f.end - f.start),
+                px(x(f.start)),
+                px(y + 1.0),
+                px(w),
+                px(LANE_H - 2.0),
+                esc(&f.label),
+                esc(&lane.name),
+                secs(f.start),
+                secs(f.end)
+            );
+            let _ = write!(
+                s,
+                r##"<text data-t="{}" data-dx="3" data-w="{}" data-min="50" x="{}" y="{}" font-size="9.5" font-weight="700" fill="{}"{}>{}</text>"##,
+                ts(f.start),
+                ts(f.end - f.start),
+                px(x(f.start) + 3.0),
+                px(y + 11.0),
+                fault_color(&f.label).0,
+                hidden(w, 50),
+                esc(&short_fault(&f.label))
+            );
+        }
+    }
+    for a in &t.anomalies {
+        let colour = if a.fails { "#dc2626" } else { "#d97706" };
+        let (t0, lx, y2) = (ts(a.time), px(x(a.time)), px(lanes_bottom + 4.0));
+        let _ = write!(
+            s,
+            r##"<line data-t="{t0}" x1="{lx}" x2="{lx}" y1="{LANES_Y}" y2="{y2}" stroke="{colour}" stroke-width="1.2" stroke-dasharray="4 3" opacity=".7"/>"##
+        );
+    }
+    for (i, lane) in t.lanes.iter().enumerate() {
+        let cy = LANES_Y + i as f64 * LANE_H + 26.0;
+        for w in &lane.waits {
+            let _ = write!(
+                s,
+                r##"<rect data-t="{}" data-d="{}" x="{}" y="{}" width="{}" height="2" fill="#cbd5e1"><title>{} · {} → {}</title></rect>"##,
+                ts(w.start),
+                ts(w.end - w.start),
+                px(x(w.start)),
+                px(cy - 1.0),
+                px(((w.end - w.start) as f64 / 1e9 * pps).max(1.0)),
+                esc(&w.label),
+                secs(w.start),
+                secs(w.end)
+            );
+        }
+        for hd in &lane.holds {
+            let w = ((hd.end - hd.start) as f64 / 1e9 * pps).max(1.5);
+            let (fill, why) = match hd.ended_by {
+                HoldEnd::Release => ("#2563eb", "release"),
+                HoldEnd::LeaseLost => ("#2563eb", "lease-lost"),
+                HoldEnd::Exit => ("#1e40af", "process exit"),
+                HoldEnd::RunEnd => ("#60a5fa", "end of run"),
+            };
+            let title = format!("hold {} · token {} · lease {} · owner {} · {} → {} ({}) · ended by {why} · history #{}", hd.lock.as_deref().unwrap_or(""), super::timeline::opt(hd.token), hd.lease.as_deref().unwrap_or("—"), hd.owner.as_deref().unwrap_or("—"), secs(hd.start), secs(hd.end), super::markup::duration(hd.end - hd.start), hd.index);
+            let _ = write!(
+                s,
+                r##"<rect data-t="{}" data-d="{}" x="{}" y="{}" width="{}" height="16" rx="3" fill="{fill}" class="tl-hold"><title>{}</title></rect>"##,
+                ts(hd.start),
+                ts(hd.end - hd.start),
+                px(x(hd.start)),
+                px(cy - 8.0),
+                px(w),
+                esc(&title)
+            );
+            if let Some(tok) = hd.token {
+                let label = format!("t{tok}");
+                let min = label.len() * 7 + 14;
+                let _ = write!(
+                    s,
+                    r##"<text data-t="{}" data-dx="5" data-w="{}" data-min="{min}" x="{}" y="{}" font-size="10" font-weight="700" fill="#fff" pointer-events="none"{}>{label}</text>"##,
+                    ts(hd.start),
+                    ts(hd.end - hd.start),
+                    px(x(hd.start) + 5.0),
+                    px(cy + 3.5),
+                    hidden(w, min)
+                );
+            }
+        }
+        for m in &lane.marks {
+            let _ = write!(
+                s,
+                r##"<g data-t="{}" data-y="{}" transform="translate({},{})" class="tl-mark"><title>{} · {} · history #{}</title>{}{}</g>"##,
+                ts(m.time),
+                px(cy),
+                px(x(m.time)),
+                px(cy),
+                esc(&m.detail),
+                secs(m.time),
+                m.index,
+                mark_shape(m.kind),
+                ring(&m.anomalies)
+            );
+        }
+        for w in &lane.writes {
+            let _ = write!(
+                s,
+                r##"<g data-t="{}" data-y="{}" transform="translate({},{})" class="tl-write"><title>{}</title>{}{}</g>"##,
+                ts(w.time),
+                px(cy),
+                px(x(w.time)),
+                px(cy),
+                esc(&write_title(w)),
+                write_shape(w.outcome),
+                ring(&w.anomalies)
+            );
+        }
+    }
+    let rows = flag_layout(t);
+    for (a, row) in t.anomalies.iter().zip(rows) {
+        let colour = if a.fails { "#dc2626" } else { "#d97706" };
+        let fy = lanes_bottom + 4.0 + row as f64 * FLAG_ROW_H;
+        let n = a.number + 1;
+        let _ = write!(
+            s,
+            r##"<a href="#anomaly-{n}"><g id="tl-anomaly-{n}" class="tl-flag" data-t="{}" data-y="{}" transform="translate({},{})"><title>#{n} {} at {} — click for its evidence</title><path d="M0 0V17" stroke="{colour}" stroke-width="1.5"/><rect x="0" y="1" width="{}" height="15" rx="2" fill="{colour}"/><text x="4" y="12" font-size="10.5" font-weight="700" fill="#fff">#{n}</text></g></a>"##,
+            ts(a.time),
+            px(fy),
+            px(x(a.time)),
+            px(fy),
+            a.kind,
+            secs(a.time),
+            12 + n.to_string().len() * 7
+        );
+    }
+    s
+}
+
+fn hidden(width_px: f64, min: usize) -> &'static str {
+    if width_px < min as f64 {
+        r#" display="none""#
+    } else {
+        ""
+    }
+}
+
+fn short_fault(name: &str) -> String {
+    let n = name.to_ascii_lowercase();
+    ["paused", "partitioned", "killed"]
+        .into_iter()
+        .find(|w| n.contains(&w[..4]))
+        .map_or_else(|| name.to_string(), str::to_string)
+}
+
+fn ring(anomalies: &[usize]) -> String {
+    if anomalies.is_empty() {
+        return String::new();
+    }
+    let nums = anomalies
+        .iter()
+        .map(|n| format!("#{}", n + 1))
+        .collect::<Vec<_>>()
+        .join(" ");
+    format!(
+        r##"<circle r="9" fill="none" stroke="#dc2626" stroke-width="2.2" class="tl-evidence"><title>evidence of anomaly {nums}</title></circle>"##
+    )
+}
+
+fn write_title(w: &WriteMark) -> String {
+    let mut t = format!(
+        "write {} · token {} · highest_before {}",
+        w.outcome.as_str(),
+        super::timeline::opt(w.token),
+        super::timeline::opt(w.highest_before)
+    );
+    if let Some(k) = &w.key {
+        let _ = write!(t, " · key {k}");
+    }
+    if let Some(op) = &w.op_id {
+        let _ = write!(t, " · op {op}");
+    }
+    let _ = write!(t, " · {} · process {}", secs(w.time), w.process);
+    if let Some(seq) = w.seq {
+        let _ = write!(t, " · resource seq {seq}");
+    }
+    if let Some(i) = w.index {
+        let _ = write!(t, " · history #{i}");
+    }
+    t
+}
+
+/// A tick step (s) that leaves at least ~90 px between labels.
+pub fn tick_step(pps: f64) -> f64 {
+    [
+        0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0,
+    ]
+    .into_iter()
+    .find(|s| s * pps >= 90.0)
+    .unwrap_or(3600.0)
+}
+
+fn grid(t: &Timeline, pps: f64, h: f64) -> String {
+    let step = tick_step(pps);
+    let end_s = t.end as f64 / 1e9;
+    let mut s = String::from(r#"<g id="tl-grid">"#);
+    let mut k = 0.0;
+    while k <= end_s + 1e-9 {
+        let gx = X0 + k * pps;
+        let _ = write!(
+            s,
+            r##"<line x1="{0}" x2="{0}" y1="{1}" y2="{2}" stroke="#e2e8f0"/><text x="{3}" y="16" font-size="11" fill="#64748b">{4}</text><text x="{3}" y="{5}" font-size="11" fill="#64748b">{4}</text>"##,
+            px(gx),
+            AXIS_H - 4.0,
+            px(h - AXIS_H + 4.0),
+            px(gx + 3.0),
+            fmt_tick(k, step),
+            px(h - 6.0)
+        );
+        k += step;
+    }
+    s.push_str("</g>");
+    s
+}
+
+fn fmt_tick(k: f64, step: f64) -> String {
+    if step < 1.0 {
+        format!("{k:.1} s")
+    } else {
+        format!("{k:.0} s")
+    }
+}
+
+/// The timeline as one standalone SVG file (labels + plot + legend).
+pub fn standalone(t: &Timeline) -> String {
+    let h = height(t);
+    let legend_h = 30.0;
+    let w = LABEL_W + X0 + PLOT_W + PAD;
+    let mut s = format!(
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" viewBox="0 0 {0} {1}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif"><rect width="100%" height="100%" fill="#fff"/>"##,
+        px(w),
+        px(h + legend_h)
+    );
+    s.push_str(&labels(t));
+    let _ = write!(
+        s,
+        r##"<g transform="translate({LABEL_W},0)">{}</g><g transform="translate(8,{})">"##,
+        plot(t),
+        px(h + 8.0)
+    );
+    let mut lx = 0.0;
+    for (shape, label) in legend() {
+        let _ = write!(
+            s,
+            r##"<g transform="translate({},8)">{shape}</g><text x="{}" y="12" font-size="11" fill="#334155">{}</text>"##,
+            px(lx + 8.0),
+            px(lx + 20.0),
+            esc(label)
+        );
+        lx += 28.0 + label.len() as f64 * 6.6;
+    }
+    s.push_str("</g></svg>");
+    s
+}
+
+/// Legend entries: (shape centred on 0,0, label).
+pub fn legend() -> Vec<(String, &'static str)> {
+    vec![
+        (r##"<rect x="-8" y="-6" width="16" height="12" rx="2" fill="#2563eb"/>"##.to_string(), "lock held (token)"),
+        (r##"<rect x="-8" y="-1" width="16" height="2" fill="#cbd5e1"/>"##.to_string(), "trying to acquire"),
+        (r##"<rect x="-8" y="-7" width="16" height="14" fill="url(#hatch-pause)" stroke="#d97706" stroke-width=".5"/>"##.to_string(), "paused / faulted worker"),
+        (write_shape(WriteOutcome::Accepted).to_string(), "write accepted"),
+        (write_shape(WriteOutcome::RejectedStale).to_string(), "write rejected (stale fence)"),
+        (write_shape(WriteOutcome::RejectedDuplicate).to_string(), "rejected duplicate"),
+        (write_shape(WriteOutcome::Unknown).to_string(), "write unknown"),
+        (r##"<path d="M-5.5-6L5.5-6L0 2Z" fill="#ea580c"/>"##.to_string(), "lease lost"),
+        (r##"<circle r="6" fill="#111827"/><path d="M-2.8-2.8L2.8 2.8M-2.8 2.8L2.8-2.8" stroke="#fff" stroke-width="1.6"/>"##.to_string(), "process exit"),
+        (r##"<path d="M0-7V7" stroke="#1e3a8a" stroke-width="2.4"/>"##.to_string(), "released"),
+        (r##"<path d="M0-7V7" stroke="#9333ea" stroke-width="2.4" stroke-dasharray="3 2"/>"##.to_string(), "release rejected"),
+        (r##"<circle r="7" fill="none" stroke="#dc2626" stroke-width="2.2"/>"##.to_string(), "anomaly evidence"),
+    ]
+}

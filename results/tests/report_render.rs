@@ -1,0 +1,222 @@
+//! The report as a specification, without a browser: what a 60 s / 5-worker run with a paused
+//! holder, a stale write and a double release puts into report.html, the plots and junit.xml.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use results::report::timeline::{HoldEnd, MarkKind, Timeline, WriteOutcome};
+use results::report::{junit_xml, render_html, write_run_report, ReportInput};
+use results::AnomalyKind;
+
+fn input<'a>(run: &'a common::Run, config: &'a serde_json::Value) -> ReportInput<'a> {
+    ReportInput {
+        test_name: "etcd-lease-pause-holder",
+        config,
+        seed: 42,
+        rerun: "fencecheck run --provider etcd --recipe etcd-lease --resource none --seed 42",
+        started: Some("2026-11-29T09:04:42Z"),
+        run_end: Some(60_000_000_000),
+        history: &run.history,
+        resource: &run.resource,
+        verdict: &run.verdict,
+        checked: &run.checked,
+        process_workers: BTreeMap::new(),
+    }
+}
+
+fn config() -> serde_json::Value {
+    serde_json::json!({"provider": "etcd", "recipe": "etcd-lease", "resource": "none", "workers": 5, "ttl": "2s", "time_limit": "60s", "nemesis": {"faults": ["pause-holder", "kill"]}, "seed": 42})
+}
+
+#[test]
+fn lanes_follow_workers_across_a_retired_process_id() {
+    let run = common::generate(&common::Scenario::default());
+    let cfg = config();
+    let model = Timeline::build(&input(&run, &cfg));
+    let names: Vec<&str> = model.lanes.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["worker-1", "worker-2", "worker-3", "worker-4", "worker-5"]
+    );
+    let killed = model
+        .lanes
+        .iter()
+        .find(|l| l.processes.len() == 2)
+        .expect("the killed worker's lane holds its old and new process ids");
+    assert_eq!(killed.processes[1], 6);
+    assert!(killed.holds.iter().any(|h| h.ended_by == HoldEnd::Exit));
+    assert!(killed.marks.iter().any(|m| m.kind == MarkKind::Exit));
+    assert_eq!(model.faults.len(), 3, "two pauses and a kill");
+    let paused: usize = model.lanes.iter().map(|l| l.faulted.len()).sum();
+    assert_eq!(
+        paused, 3,
+        "each fault shades the lane of the worker it targeted"
+    );
+    let all_writes = model.lanes.iter().flat_map(|l| &l.writes);
+    assert_eq!(
+        all_writes.clone().count(),
+        run.resource.len(),
+        "every resource decision is on the timeline"
+    );
+    assert!(
+        all_writes
+            .clone()
+            .any(|w| !w.anomalies.is_empty() && w.outcome == WriteOutcome::Accepted),
+        "the stale accepted write is marked as evidence"
+    );
+    assert!(model
+        .lanes
+        .iter()
+        .flat_map(|l| &l.holds)
+        .any(|h| h.ended_by == HoldEnd::LeaseLost));
+    assert_eq!(
+        model.anomalies.len(),
+        run.verdict.anomalies.len(),
+        "every anomaly has a place on the timeline"
+    );
+
+    // A process that never acquired has no owner to name its worker: the harness can say.
+    let mut silent = run.clone();
+    silent.history.retain(|e| {
+        e.process != results::Process::Worker(6)
+            || e.kind == results::OpType::Invoke && e.f == results::F::Acquire
+    });
+    silent.resource.retain(|r| r.process != 6);
+    let mut hinted = input(&silent, &cfg);
+    assert!(Timeline::build(&hinted)
+        .lanes
+        .iter()
+        .any(|l| l.name == "process 6"));
+    hinted.process_workers.insert(6, killed.name.clone());
+    assert_eq!(Timeline::build(&hinted).lanes.len(), 5);
+}
+
+#[test]
+fn the_page_is_self_contained_and_shows_verdict_config_timeline_and_evidence() {
+    let run = common::generate(&common::Scenario::default());
+    let cfg = config();
+    let started = Instant::now();
+    let html = render_html(&input(&run, &cfg));
+    let took = started.elapsed();
+    eprintln!(
+        "rendered {} events / {} decisions into {} KB in {took:?}",
+        run.history.len(),
+        run.resource.len(),
+        html.len() / 1024
+    );
+    assert!(
+        took.as_millis() < 2000,
+        "a 60 s run must render fast, took {took:?}"
+    );
+    for needle in [
+        r#"id="verdict">INVALID"#,
+        "etcd-lease-pause-holder",
+        "nemesis.faults",
+        "pause-holder, kill",
+        r#"id="tl-plot""#,
+        ">worker-5<",
+        r#"id="anomaly-1""#,
+        r#"id="tl-anomaly-1""#,
+        r##"href="#anomaly-1""##,
+        "stale-accepted-write",
+        "double-release",
+        "Likely boundary",
+        "compare-and-delete",
+        r#"id="latency""#,
+        r#"id="throughput""#,
+        "fencecheck run --provider etcd",
+    ] {
+        assert!(html.contains(needle), "report lacks {needle:?}");
+    }
+    for external in [
+        "<script src",
+        "<link",
+        "@import",
+        "url(http",
+        "src=\"http",
+        "href=\"http",
+    ] {
+        assert!(
+            !html.contains(external),
+            "report must open offline, found {external:?}"
+        );
+    }
+}
+
+#[test]
+fn a_fenced_run_shows_the_stale_write_rejected_and_fails_only_on_the_double_release() {
+    let run = common::generate(&common::Scenario {
+        fenced: true,
+        ..Default::default()
+    });
+    assert!(run
+        .verdict
+        .anomalies
+        .iter()
+        .all(|a| a.kind != AnomalyKind::StaleAcceptedWrite));
+    let cfg = config();
+    let model = Timeline::build(&input(&run, &cfg));
+    let rejected = model
+        .lanes
+        .iter()
+        .flat_map(|l| &l.writes)
+        .filter(|w| w.outcome == WriteOutcome::RejectedStale)
+        .count();
+    assert_eq!(rejected, 2, "both woken holders' writes were rejected");
+    let xml = junit_xml(&input(&run, &cfg));
+    assert!(xml.contains(r#"<testcase classname="fencecheck.etcd-lease-pause-holder" name="stale-accepted-write" time="60.000"></testcase>"#), "{xml}");
+    assert!(xml.contains(r#"<failure type="double-release""#));
+    assert!(xml.contains("<system-out>2 observed (not in fail_on)"));
+}
+
+#[test]
+fn junit_has_one_case_per_checked_kind_with_escaped_evidence() {
+    let mut run = common::generate(&common::Scenario::default());
+    run.verdict.anomalies[0].summary = r#"owner "<worker-3>" & 'friends']]>"#.into();
+    run.verdict.anomalies[0].fails = true;
+    let cfg = config();
+    let xml = junit_xml(&input(&run, &cfg));
+    assert_eq!(xml.matches("<testcase ").count(), run.checked.len());
+    assert!(
+        xml.contains(r#"tests="7" failures="3" errors="0""#),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("&lt;worker-3&gt;"),
+        "summary is escaped: {xml}"
+    );
+    assert!(!xml.contains("<worker-3>") && !xml.contains("]]>"));
+    assert!(
+        xml.contains("resource seqs: "),
+        "failures carry the evidence"
+    );
+    assert!(xml.contains("next action: add resource-side fencing"));
+    assert!(xml.contains(r#"<property name="rerun" value="fencecheck run --provider etcd"#));
+}
+
+#[test]
+fn writes_report_plots_and_junit_into_the_run_directory() {
+    let run = common::generate(&common::Scenario::default());
+    let cfg = config();
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_run_report(dir.path(), &input(&run, &cfg)).unwrap();
+    for name in [
+        "report.html",
+        "junit.xml",
+        "timeline.svg",
+        "latency.svg",
+        "throughput.svg",
+    ] {
+        let len = std::fs::metadata(dir.path().join(name))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        assert!(len > 500, "{name} written ({len} bytes)");
+    }
+    assert_eq!(files.plots.len(), 3);
+    let svg = std::fs::read_to_string(dir.path().join("timeline.svg")).unwrap();
+    assert!(svg.starts_with(r#"<svg xmlns="http://www.w3.org/2000/svg""#));
+    let err = write_run_report(&dir.path().join("missing"), &input(&run, &cfg)).unwrap_err();
+    assert!(err.to_string().contains("missing/report.html"), "{err}");
+}
