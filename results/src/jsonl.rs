@@ -94,17 +94,39 @@ impl JsonlWriter {
     }
 }
 
+/// Something that wants to see every event as it is recorded (the run's view of who holds the
+/// lock now, progress counters), called under the recorder's lock in index order.
+pub type Observer = Box<dyn Fn(&Event) + Send + Sync>;
+
 /// The history recorder: assigns `index` in file order and appends. Shared by every task that
 /// records events, so index order is file order by construction.
-#[derive(Debug)]
 pub struct HistoryWriter {
     inner: Mutex<(u64, JsonlWriter)>,
+    observer: Option<Observer>,
+}
+
+impl std::fmt::Debug for HistoryWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HistoryWriter")
+            .field("inner", &self.inner)
+            .field("observed", &self.observer.is_some())
+            .finish()
+    }
 }
 
 impl HistoryWriter {
     pub fn create(path: &Path) -> Result<Self, JsonlError> {
         Ok(Self {
             inner: Mutex::new((0, JsonlWriter::create(path)?)),
+            observer: None,
+        })
+    }
+
+    /// Like [`HistoryWriter::create`], calling `observer` with each event after it is written.
+    pub fn create_observed(path: &Path, observer: Observer) -> Result<Self, JsonlError> {
+        Ok(Self {
+            inner: Mutex::new((0, JsonlWriter::create(path)?)),
+            observer: Some(observer),
         })
     }
 
@@ -115,6 +137,9 @@ impl HistoryWriter {
         event.index = *next;
         writer.append(&event)?;
         *next += 1;
+        if let Some(observe) = &self.observer {
+            observe(&event);
+        }
         Ok(event.index)
     }
 
@@ -228,6 +253,28 @@ mod tests {
         assert_eq!(read.len(), 3);
         assert_eq!(read[2].0, 3, "line numbers are 1-based");
         assert_eq!(read[2].1.index, 2);
+    }
+
+    #[test]
+    fn an_observer_sees_every_event_in_index_order() {
+        let path = tmp("observed");
+        let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let w = HistoryWriter::create_observed(
+            &path,
+            Box::new(move |e: &Event| sink.lock().unwrap().push(e.index)),
+        )
+        .unwrap();
+        for i in 0..3 {
+            w.record(Event::new(
+                i,
+                Process::Worker(1),
+                OpType::Invoke,
+                F::Acquire,
+            ))
+            .unwrap();
+        }
+        assert_eq!(*seen.lock().unwrap(), vec![0, 1, 2]);
     }
 
     #[test]
