@@ -16,9 +16,15 @@ use std::sync::Mutex;
 #[derive(Debug, thiserror::Error)]
 pub enum CounterError {
     #[error("counter read from {store}: {message}")]
-    Read { store: &'static str, message: String },
+    Read {
+        store: &'static str,
+        message: String,
+    },
     #[error("counter write to {store}: {message}")]
-    Write { store: &'static str, message: String },
+    Write {
+        store: &'static str,
+        message: String,
+    },
     #[error("counter store {target:?}: {message}")]
     Config { target: String, message: String },
 }
@@ -47,7 +53,10 @@ pub struct Increment {
 pub async fn increment(store: &dyn CounterStore, key: &str) -> Result<Increment, CounterError> {
     let read = store.read(key).await?;
     store.write(key, read + 1).await?;
-    Ok(Increment { read, wrote: read + 1 })
+    Ok(Increment {
+        read,
+        wrote: read + 1,
+    })
 }
 
 /// Opens the store named by `target`: `redis://host:port`, or a PostgreSQL connection string
@@ -90,7 +99,10 @@ impl CounterStore for RedisCounter {
                 .arg(format!("counter:{key}"))
                 .query_async(&mut conn)
                 .await
-                .map_err(|e| CounterError::Read { store: "redis", message: e.to_string() })?;
+                .map_err(|e| CounterError::Read {
+                    store: "redis",
+                    message: e.to_string(),
+                })?;
             Ok(v.unwrap_or(0))
         })
     }
@@ -103,7 +115,10 @@ impl CounterStore for RedisCounter {
                 .arg(value)
                 .query_async::<()>(&mut conn)
                 .await
-                .map_err(|e| CounterError::Write { store: "redis", message: e.to_string() })
+                .map_err(|e| CounterError::Write {
+                    store: "redis",
+                    message: e.to_string(),
+                })
         })
     }
 }
@@ -120,7 +135,10 @@ impl CounterStore for PostgresCounter {
                 .client
                 .query_opt("SELECT value FROM fence_counter WHERE key = $1", &[&key])
                 .await
-                .map_err(|e| CounterError::Read { store: "postgres", message: e.to_string() })?;
+                .map_err(|e| CounterError::Read {
+                    store: "postgres",
+                    message: e.to_string(),
+                })?;
             Ok(row.map_or(0, |r| r.get(0)))
         })
     }
@@ -135,7 +153,10 @@ impl CounterStore for PostgresCounter {
                 )
                 .await
                 .map(|_| ())
-                .map_err(|e| CounterError::Write { store: "postgres", message: e.to_string() })
+                .map_err(|e| CounterError::Write {
+                    store: "postgres",
+                    message: e.to_string(),
+                })
         })
     }
 }
@@ -148,12 +169,21 @@ pub struct MemoryCounter {
 
 impl CounterStore for MemoryCounter {
     fn read<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<i64, CounterError>> {
-        let v = self.values.lock().unwrap_or_else(|p| p.into_inner()).get(key).copied().unwrap_or(0);
+        let v = self
+            .values
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .copied()
+            .unwrap_or(0);
         Box::pin(async move { Ok(v) })
     }
 
     fn write<'a>(&'a self, key: &'a str, value: i64) -> BoxFuture<'a, Result<(), CounterError>> {
-        self.values.lock().unwrap_or_else(|p| p.into_inner()).insert(key.to_string(), value);
+        self.values
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.to_string(), value);
         Box::pin(async { Ok(()) })
     }
 }
@@ -170,9 +200,16 @@ mod tests {
         }
         assert_eq!(store.read("c").await.unwrap(), 3);
         // Two holders at once: both read 3, both write 4 — one increment is lost.
-        let (a, b) = (store.read("c").await.unwrap(), store.read("c").await.unwrap());
+        let (a, b) = (
+            store.read("c").await.unwrap(),
+            store.read("c").await.unwrap(),
+        );
         store.write("c", a + 1).await.unwrap();
         store.write("c", b + 1).await.unwrap();
-        assert_eq!(store.read("c").await.unwrap(), 4, "5 increments, final 4: a lost update");
+        assert_eq!(
+            store.read("c").await.unwrap(),
+            4,
+            "5 increments, final 4: a lost update"
+        );
     }
 }

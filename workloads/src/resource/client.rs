@@ -58,7 +58,8 @@ impl ResourceClient {
 
     /// Sends one fenced write and returns the resource's decision.
     pub async fn write(&mut self, write: &WriteRequest) -> Result<WriteReply, ClientError> {
-        let line = serde_json::to_vec(&Request::Write(write.clone())).map_err(|e| self.protocol(e.to_string()))?;
+        let line = serde_json::to_vec(&Request::Write(write.clone()))
+            .map_err(|e| self.protocol(e.to_string()))?;
         match self.send_raw(&line).await? {
             Reply::Decided(r) => Ok(r),
             Reply::Error { message } => Err(ClientError::Refused {
@@ -114,10 +115,13 @@ impl ResourceClient {
 
     async fn ensure_connected(&mut self) -> Result<(), ClientError> {
         if self.conn.is_none() {
-            let stream = TcpStream::connect(&self.addr).await.map_err(|source| ClientError::Io {
-                addr: self.addr.clone(),
-                source,
-            })?;
+            let stream =
+                TcpStream::connect(&self.addr)
+                    .await
+                    .map_err(|source| ClientError::Io {
+                        addr: self.addr.clone(),
+                        source,
+                    })?;
             let _ = stream.set_nodelay(true);
             let (r, w) = stream.into_split();
             self.conn = Some((BufReader::new(r), w));

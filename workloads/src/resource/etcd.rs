@@ -32,7 +32,9 @@ pub struct EtcdGuard {
 
 impl std::fmt::Debug for EtcdGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EtcdGuard").field("mode", &self.mode).finish()
+        f.debug_struct("EtcdGuard")
+            .field("mode", &self.mode)
+            .finish()
     }
 }
 
@@ -58,9 +60,17 @@ impl EtcdGuard {
     }
 
     fn txn(&self, w: &WriteRequest) -> Result<Txn, ResourceError> {
-        let (value, fence, op) = (key_of(&w.key, "value"), key_of(&w.key, "fence"), key_of(&w.key, &format!("ops/{}", w.op_id)));
-        let json = serde_json::to_string(&w.value).map_err(|e| ResourceError::Invalid(e.to_string()))?;
-        let mut then = vec![TxnOp::get(fence.clone(), None), TxnOp::put(value, json, None)];
+        let (value, fence, op) = (
+            key_of(&w.key, "value"),
+            key_of(&w.key, "fence"),
+            key_of(&w.key, &format!("ops/{}", w.op_id)),
+        );
+        let json =
+            serde_json::to_string(&w.value).map_err(|e| ResourceError::Invalid(e.to_string()))?;
+        let mut then = vec![
+            TxnOp::get(fence.clone(), None),
+            TxnOp::put(value, json, None),
+        ];
         if let Some(t) = w.token {
             then.push(TxnOp::put(fence.clone(), pad(t), None));
         }
@@ -72,8 +82,13 @@ impl EtcdGuard {
                 "etcd-guard needs `token` (the lock key's create revision) and `lock_key`".into(),
             ));
         };
-        let t = i64::try_from(t).map_err(|_| ResourceError::Invalid(format!("token {t} is not an etcd revision")))?;
-        let mut when = vec![Compare::create_revision(lock_key.clone(), CompareOp::Equal, t)];
+        let t = i64::try_from(t)
+            .map_err(|_| ResourceError::Invalid(format!("token {t} is not an etcd revision")))?;
+        let mut when = vec![Compare::create_revision(
+            lock_key.clone(),
+            CompareOp::Equal,
+            t,
+        )];
         let mut otherwise = vec![TxnOp::get(fence, None)];
         if self.mode == Mode::StrictIdempotent {
             when.push(Compare::version(op.clone(), CompareOp::Equal, 0));
@@ -97,7 +112,9 @@ fn parse_fence(raw: Option<Vec<u8>>) -> Result<Option<u64>, ResourceError> {
         std::str::from_utf8(&v)
             .ok()
             .and_then(|s| s.parse::<u64>().ok())
-            .ok_or_else(|| ResourceError::backend(NAME, format!("fence value {v:?} is not a token")))
+            .ok_or_else(|| {
+                ResourceError::backend(NAME, format!("fence value {v:?} is not a token"))
+            })
     })
     .transpose()
 }
@@ -108,7 +125,10 @@ impl Resource for EtcdGuard {
             check_token(self.mode, w.token).map_err(ResourceError::Invalid)?;
             let txn = self.txn(w)?;
             let mut kv = self.client.kv_client();
-            let resp = kv.txn(txn).await.map_err(|e| ResourceError::backend(NAME, e))?;
+            let resp = kv
+                .txn(txn)
+                .await
+                .map_err(|e| ResourceError::backend(NAME, e))?;
             let ops = resp.op_responses();
             let highest_before = parse_fence(got(&ops, 0))?;
             let result = if resp.succeeded() {

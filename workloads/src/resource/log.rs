@@ -33,18 +33,22 @@ impl DecisionLog {
             let bytes = std::fs::read(path).map_err(io)?;
             let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
             if complete < bytes.len() {
-                let f = std::fs::OpenOptions::new().write(true).open(path).map_err(io)?;
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map_err(io)?;
                 f.set_len(complete as u64).map_err(io)?;
             }
             for (n, line) in bytes[..complete].split(|b| *b == b'\n').enumerate() {
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                let e: ResourceEntry = serde_json::from_slice(line).map_err(|e| JsonlError::Parse {
-                    path: path.to_path_buf(),
-                    line: n as u64 + 1,
-                    message: e.to_string(),
-                })?;
+                let e: ResourceEntry =
+                    serde_json::from_slice(line).map_err(|e| JsonlError::Parse {
+                        path: path.to_path_buf(),
+                        line: n as u64 + 1,
+                        message: e.to_string(),
+                    })?;
                 if e.seq != entries.len() as u64 {
                     return Err(JsonlError::Parse {
                         path: path.to_path_buf(),
@@ -64,10 +68,16 @@ impl DecisionLog {
     }
 
     /// Records one decision and returns its seq. Returns only after the line reached the kernel.
-    pub fn record(&self, write: &WriteRequest, result: WriteResult, highest_before: Option<u64>) -> Result<u64, JsonlError> {
+    pub fn record(
+        &self,
+        write: &WriteRequest,
+        result: WriteResult,
+        highest_before: Option<u64>,
+    ) -> Result<u64, JsonlError> {
         let mut next = self.next_seq.lock().unwrap_or_else(|p| p.into_inner());
         let seq = *next;
-        self.writer.append(&write.entry(seq, self.clock.now(), result, highest_before))?;
+        self.writer
+            .append(&write.entry(seq, self.clock.now(), result, highest_before))?;
         *next += 1;
         Ok(seq)
     }

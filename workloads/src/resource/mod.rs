@@ -6,6 +6,7 @@
 //! - [`rule`]: the fencing rule as a pure function, and the audit that re-decides a log.
 //! - [`register`]: the built-in backend, an in-memory map that rebuilds itself from the log.
 //! - [`etcd`], [`postgres`], [`redis`]: real stores that make the decision themselves.
+//! - [`open`]: building a backend or a whole server from the command line's words.
 //! - [`log`]: the decision log (seq assignment, crash-safe append, recovery after a kill).
 //! - [`server`]: the TCP server that routes requests to a backend and logs each decision.
 //! - [`client`]: what workers (and tests, and the bench) use to send writes.
@@ -13,6 +14,7 @@
 pub mod client;
 pub mod etcd;
 pub mod log;
+pub mod open;
 pub mod postgres;
 pub mod protocol;
 pub mod redis;
@@ -21,6 +23,7 @@ pub mod rule;
 pub mod server;
 
 pub use client::{ClientError, ResourceClient};
+pub use open::{open_backend, start_server, Endpoints};
 pub use protocol::{Reply, Request, WriteReply, WriteRequest};
 pub use rule::{Decision, Mode};
 pub use server::{Server, ServerHandle};
@@ -32,7 +35,10 @@ use futures::future::BoxFuture;
 pub trait Resource: Send + Sync {
     /// Decides one write: applies it if the rule of `mode` allows, and reports the decision with
     /// the highest token accepted for the key before it, as the store saw them.
-    fn decide<'a>(&'a self, write: &'a WriteRequest) -> BoxFuture<'a, Result<Decision, ResourceError>>;
+    fn decide<'a>(
+        &'a self,
+        write: &'a WriteRequest,
+    ) -> BoxFuture<'a, Result<Decision, ResourceError>>;
 
     /// The backend's name as the CLI spells it (`register`, `etcd-guard`, ...).
     fn name(&self) -> &'static str;

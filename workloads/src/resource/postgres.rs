@@ -89,7 +89,11 @@ impl std::fmt::Debug for Postgres {
 impl Postgres {
     /// Connects `connections` times with a libpq-style string (`host=.. port=.. user=..`, or a
     /// `postgresql://` URL) and installs the schema.
-    pub async fn connect(config: &str, connections: usize, mode: Mode) -> Result<Self, ResourceError> {
+    pub async fn connect(
+        config: &str,
+        connections: usize,
+        mode: Mode,
+    ) -> Result<Self, ResourceError> {
         let mut clients = Vec::new();
         for _ in 0..connections.max(1) {
             let (client, conn) = tokio_postgres::connect(config, NoTls)
@@ -115,7 +119,10 @@ fn parse_result(s: &str) -> Result<WriteResult, ResourceError> {
         "accepted" => Ok(WriteResult::Accepted),
         "rejected-stale-fence" => Ok(WriteResult::RejectedStaleFence),
         "rejected-duplicate" => Ok(WriteResult::RejectedDuplicate),
-        other => Err(ResourceError::backend(NAME, format!("fence_write returned {other:?}"))),
+        other => Err(ResourceError::backend(
+            NAME,
+            format!("fence_write returned {other:?}"),
+        )),
     }
 }
 
@@ -125,9 +132,14 @@ impl Resource for Postgres {
             check_token(self.mode, w.token).map_err(ResourceError::Invalid)?;
             let token = w
                 .token
-                .map(|t| i64::try_from(t).map_err(|_| ResourceError::Invalid(format!("token {t} exceeds PostgreSQL bigint"))))
+                .map(|t| {
+                    i64::try_from(t).map_err(|_| {
+                        ResourceError::Invalid(format!("token {t} exceeds PostgreSQL bigint"))
+                    })
+                })
                 .transpose()?;
-            let client = &self.clients[self.next.fetch_add(1, Ordering::Relaxed) % self.clients.len()];
+            let client =
+                &self.clients[self.next.fetch_add(1, Ordering::Relaxed) % self.clients.len()];
             let row = client
                 .query_one(
                     "SELECT o_result, o_highest, o_n FROM fence_write($1, $2::text::jsonb, $3, $4, $5)",

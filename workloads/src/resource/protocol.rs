@@ -49,7 +49,13 @@ pub struct WriteRequest {
 
 impl WriteRequest {
     /// The log line for this request once decided.
-    pub fn entry(&self, seq: u64, time: u64, result: WriteResult, highest_before: Option<u64>) -> ResourceEntry {
+    pub fn entry(
+        &self,
+        seq: u64,
+        time: u64,
+        result: WriteResult,
+        highest_before: Option<u64>,
+    ) -> ResourceEntry {
         ResourceEntry {
             seq,
             time,
@@ -74,7 +80,9 @@ pub enum Reply {
     Decided(WriteReply),
     /// Nothing was decided: the request was malformed, or the backend failed (then the write may
     /// or may not have been applied — the caller must treat it as indeterminate).
-    Error { message: String },
+    Error {
+        message: String,
+    },
     Pong,
 }
 
@@ -86,6 +94,10 @@ pub struct WriteReply {
     pub highest_before: Option<u64>,
     /// The decision's `seq` in `resource.jsonl`.
     pub seq: u64,
+    /// The store's own order of this decision (see `Decision::store_order`); for diagnosis and
+    /// for the tests that check log order against the store's order. Not part of the log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_order: Option<u64>,
 }
 
 #[cfg(test)]
@@ -100,7 +112,9 @@ mod tests {
         };
         assert_eq!(w.token, None);
         assert_eq!(w.lock_key, None);
-        let back: Request = serde_json::from_str(&serde_json::to_string(&Request::Write(w.clone())).unwrap()).unwrap();
+        let back: Request =
+            serde_json::from_str(&serde_json::to_string(&Request::Write(w.clone())).unwrap())
+                .unwrap();
         assert_eq!(back, Request::Write(w));
     }
 
@@ -110,11 +124,15 @@ mod tests {
             result: WriteResult::RejectedStaleFence,
             highest_before: Some(5),
             seq: 41,
+            store_order: None,
         });
         assert_eq!(
             serde_json::to_string(&r).unwrap(),
             r#"{"status":"decided","result":"rejected-stale-fence","highest_before":5,"seq":41}"#
         );
-        assert_eq!(serde_json::to_string(&Reply::Pong).unwrap(), r#"{"status":"pong"}"#);
+        assert_eq!(
+            serde_json::to_string(&Reply::Pong).unwrap(),
+            r#"{"status":"pong"}"#
+        );
     }
 }

@@ -46,14 +46,17 @@ pub struct RedisFenced {
 
 impl std::fmt::Debug for RedisFenced {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisFenced").field("mode", &self.mode).finish()
+        f.debug_struct("RedisFenced")
+            .field("mode", &self.mode)
+            .finish()
     }
 }
 
 impl RedisFenced {
     /// Connects to `url` (`redis://host:port`).
     pub async fn connect(url: &str, mode: Mode) -> Result<Self, ResourceError> {
-        let client = redis::Client::open(url).map_err(|e| ResourceError::backend(NAME, format!("{url}: {e}")))?;
+        let client = redis::Client::open(url)
+            .map_err(|e| ResourceError::backend(NAME, format!("{url}: {e}")))?;
         let conn = client
             .get_multiplexed_async_connection()
             .await
@@ -71,7 +74,10 @@ fn parse_result(s: &str) -> Result<WriteResult, ResourceError> {
         "accepted" => Ok(WriteResult::Accepted),
         "rejected-stale-fence" => Ok(WriteResult::RejectedStaleFence),
         "rejected-duplicate" => Ok(WriteResult::RejectedDuplicate),
-        other => Err(ResourceError::backend(NAME, format!("script returned {other:?}"))),
+        other => Err(ResourceError::backend(
+            NAME,
+            format!("script returned {other:?}"),
+        )),
     }
 }
 
@@ -97,7 +103,9 @@ impl Resource for RedisFenced {
             let highest_before = if hb.is_empty() {
                 None
             } else {
-                Some(hb.parse::<u64>().map_err(|_| ResourceError::backend(NAME, format!("fence {hb:?} is not a token")))?)
+                Some(hb.parse::<u64>().map_err(|_| {
+                    ResourceError::backend(NAME, format!("fence {hb:?} is not a token"))
+                })?)
             };
             Ok(Decision {
                 result: parse_result(&result)?,

@@ -52,7 +52,8 @@ impl Resource for Register {
             rule::check_token(self.mode, w.token).map_err(ResourceError::Invalid)?;
             let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
             let state = keys.entry(w.key.clone()).or_default();
-            let (result, highest_before) = rule::decide(self.mode, state, w.token, &w.op_id, &w.value);
+            let (result, highest_before) =
+                rule::decide(self.mode, state, w.token, &w.op_id, &w.value);
             Ok(Decision {
                 result,
                 highest_before,

@@ -62,7 +62,13 @@ pub struct KeyState {
 
 /// Decides one write against a key's state and applies it if accepted. A missing token is
 /// stale under a strict mode (the caller should have refused it earlier; see `check_token`).
-pub fn decide(mode: Mode, state: &mut KeyState, token: Option<u64>, op_id: &str, value: &serde_json::Value) -> (WriteResult, Option<u64>) {
+pub fn decide(
+    mode: Mode,
+    state: &mut KeyState,
+    token: Option<u64>,
+    op_id: &str,
+    value: &serde_json::Value,
+) -> (WriteResult, Option<u64>) {
     let highest_before = state.highest;
     let result = match mode {
         Mode::None => WriteResult::Accepted,
@@ -132,7 +138,10 @@ pub fn audit(entries: &[ResourceEntry], how: Audit) -> Result<(), String> {
             Audit::Guard => {
                 let stale = matches!((e.token, state.highest), (Some(t), Some(h)) if t < h);
                 if stale && e.result.is_accepted() {
-                    return Err(format!("seq {}: accepted stale token {:?} < {:?}", e.seq, e.token, state.highest));
+                    return Err(format!(
+                        "seq {}: accepted stale token {:?} < {:?}",
+                        e.seq, e.token, state.highest
+                    ));
                 }
                 if e.result.is_accepted() {
                     state.highest = state.highest.max(e.token);
@@ -150,42 +159,104 @@ mod tests {
 
     fn run(mode: Mode, writes: &[(Option<u64>, &str)]) -> Vec<(WriteResult, Option<u64>)> {
         let mut s = KeyState::default();
-        writes.iter().map(|(t, op)| decide(mode, &mut s, *t, op, &json!(0))).collect()
+        writes
+            .iter()
+            .map(|(t, op)| decide(mode, &mut s, *t, op, &json!(0)))
+            .collect()
     }
 
     #[test]
     fn strict_rejects_lower_tokens_and_accepts_equal_or_higher() {
         use WriteResult::*;
-        let r = run(Mode::Strict, &[(Some(2), "a"), (Some(1), "b"), (Some(2), "c"), (Some(3), "d")]);
-        assert_eq!(r, vec![(Accepted, None), (RejectedStaleFence, Some(2)), (Accepted, Some(2)), (Accepted, Some(2))]);
+        let r = run(
+            Mode::Strict,
+            &[
+                (Some(2), "a"),
+                (Some(1), "b"),
+                (Some(2), "c"),
+                (Some(3), "d"),
+            ],
+        );
+        assert_eq!(
+            r,
+            vec![
+                (Accepted, None),
+                (RejectedStaleFence, Some(2)),
+                (Accepted, Some(2)),
+                (Accepted, Some(2))
+            ]
+        );
     }
 
     #[test]
     fn idempotent_rejects_a_replayed_op_id_first() {
         use WriteResult::*;
-        let r = run(Mode::StrictIdempotent, &[(Some(2), "a"), (Some(3), "a"), (Some(1), "b")]);
-        assert_eq!(r, vec![(Accepted, None), (RejectedDuplicate, Some(2)), (RejectedStaleFence, Some(2))]);
+        let r = run(
+            Mode::StrictIdempotent,
+            &[(Some(2), "a"), (Some(3), "a"), (Some(1), "b")],
+        );
+        assert_eq!(
+            r,
+            vec![
+                (Accepted, None),
+                (RejectedDuplicate, Some(2)),
+                (RejectedStaleFence, Some(2))
+            ]
+        );
     }
 
     #[test]
     fn none_accepts_everything_and_tracks_the_highest() {
         use WriteResult::*;
-        let r = run(Mode::None, &[(Some(5), "a"), (Some(1), "b"), (None, "c"), (Some(2), "d")]);
-        assert_eq!(r, vec![(Accepted, None), (Accepted, Some(5)), (Accepted, Some(5)), (Accepted, Some(5))]);
+        let r = run(
+            Mode::None,
+            &[(Some(5), "a"), (Some(1), "b"), (None, "c"), (Some(2), "d")],
+        );
+        assert_eq!(
+            r,
+            vec![
+                (Accepted, None),
+                (Accepted, Some(5)),
+                (Accepted, Some(5)),
+                (Accepted, Some(5))
+            ]
+        );
     }
 
     #[test]
     fn the_audit_catches_a_stale_acceptance_and_a_wrong_highest_before() {
         let e = |seq, token, hb, result| ResourceEntry {
-            seq, time: 0, key: "k".into(), process: 1, owner: "o".into(), lease: "l".into(),
-            token: Some(token), op_id: format!("op{seq}"), value: json!(seq), highest_before: hb, result,
+            seq,
+            time: 0,
+            key: "k".into(),
+            process: 1,
+            owner: "o".into(),
+            lease: "l".into(),
+            token: Some(token),
+            op_id: format!("op{seq}"),
+            value: json!(seq),
+            highest_before: hb,
+            result,
         };
-        let good = vec![e(0, 2, None, WriteResult::Accepted), e(1, 1, Some(2), WriteResult::RejectedStaleFence)];
+        let good = vec![
+            e(0, 2, None, WriteResult::Accepted),
+            e(1, 1, Some(2), WriteResult::RejectedStaleFence),
+        ];
         assert_eq!(audit(&good, Audit::Exact(Mode::Strict)), Ok(()));
         assert_eq!(audit(&good, Audit::Guard), Ok(()));
-        let stale = vec![e(0, 2, None, WriteResult::Accepted), e(1, 1, Some(2), WriteResult::Accepted)];
-        assert!(audit(&stale, Audit::Guard).unwrap_err().contains("seq 1: accepted stale"));
-        let wrong_hb = vec![e(0, 2, None, WriteResult::Accepted), e(1, 3, Some(1), WriteResult::Accepted)];
-        assert!(audit(&wrong_hb, Audit::Exact(Mode::Strict)).unwrap_err().contains("highest_before"));
+        let stale = vec![
+            e(0, 2, None, WriteResult::Accepted),
+            e(1, 1, Some(2), WriteResult::Accepted),
+        ];
+        assert!(audit(&stale, Audit::Guard)
+            .unwrap_err()
+            .contains("seq 1: accepted stale"));
+        let wrong_hb = vec![
+            e(0, 2, None, WriteResult::Accepted),
+            e(1, 3, Some(1), WriteResult::Accepted),
+        ];
+        assert!(audit(&wrong_hb, Audit::Exact(Mode::Strict))
+            .unwrap_err()
+            .contains("highest_before"));
     }
 }

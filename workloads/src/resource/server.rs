@@ -71,16 +71,21 @@ impl Server {
         let Decision {
             result,
             highest_before,
-            ..
+            store_order,
         } = match self.resource.decide(&write).await {
             Ok(d) => d,
-            Err(e) => return Reply::Error { message: e.to_string() },
+            Err(e) => {
+                return Reply::Error {
+                    message: e.to_string(),
+                }
+            }
         };
         match self.log.record(&write, result, highest_before) {
             Ok(seq) => Reply::Decided(WriteReply {
                 result,
                 highest_before,
                 seq,
+                store_order,
             }),
             Err(e) => Reply::Error {
                 message: format!("decided {} but could not log it: {e}", result.as_str()),
@@ -126,7 +131,10 @@ impl Server {
         let mut line = Vec::new();
         loop {
             line.clear();
-            let n = (&mut read).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line).await?;
+            let n = (&mut read)
+                .take(MAX_LINE as u64 + 1)
+                .read_until(b'\n', &mut line)
+                .await?;
             if n == 0 {
                 return Ok(());
             }
@@ -142,7 +150,9 @@ impl Server {
             } else {
                 self.handle_line(&line).await
             };
-            let mut out = serde_json::to_vec(&reply).unwrap_or_else(|_| b"{\"status\":\"error\",\"message\":\"unserializable reply\"}".to_vec());
+            let mut out = serde_json::to_vec(&reply).unwrap_or_else(|_| {
+                b"{\"status\":\"error\",\"message\":\"unserializable reply\"}".to_vec()
+            });
             out.push(b'\n');
             write.write_all(&out).await?;
         }
