@@ -1,1 +1,38 @@
-//! placeholder
+//! Pure analysis of a fencecheck run: the history and the resource log in, a [`Verdict`] out.
+//! No I/O, no clock, no randomness; every checker streams, so memory follows what is open
+//! (holds, pending operations), not how long the history is.
+//!
+//! - [`checker`]: the [`Checker`] trait, findings and outcomes.
+//! - [`kinds`]: one checker per anomaly kind.
+//! - [`holds`]: certain hold intervals, shared by the hold-based checkers.
+//! - [`diagnosis`]: what each anomaly tells a human to check and do.
+//! - [`engine`]: composition into one verdict (Invalid > Unknown > Valid), panics caught.
+//! - [`testkit`]: tiny history builders for tests (`invoke(p, Acquire)`, `ok(..)`, `info(..)`).
+//! - [`synth`]: seeded generators of long valid histories and planted defects (tests, benches).
+
+pub mod checker;
+pub mod diagnosis;
+pub mod engine;
+pub mod holds;
+pub mod kinds;
+pub mod synth;
+pub mod testkit;
+
+pub use checker::{Checker, End, Findings, Outcome, ResourceLog};
+pub use engine::{check, check_stream, Engine};
+pub use results::store::CheckConfig;
+pub use results::Verdict;
+
+/// All eight checkers, configured from the test.
+pub fn all_checkers(cfg: &CheckConfig) -> Vec<Box<dyn Checker>> {
+    vec![
+        Box::new(kinds::StaleAcceptedWrite::default()),
+        Box::new(kinds::DuplicateToken::default()),
+        Box::new(kinds::TokenRegression::default()),
+        Box::new(kinds::DoubleRelease::default()),
+        Box::new(kinds::ConcurrentHolders::default()),
+        Box::new(kinds::LostUpdate::default()),
+        Box::new(kinds::DuplicateEffect::default()),
+        Box::new(kinds::StuckLock::new(cfg.ttl, cfg.recovery_slack)),
+    ]
+}

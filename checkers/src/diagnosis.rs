@@ -1,0 +1,143 @@
+//! What to tell a human about each anomaly: the observation, the likely boundary that failed,
+//! what to check, and the next action. These follow the boundary table of the training material
+//! on fencing (a stale token rejected means fencing works; both writes accepted means the
+//! resource does not compare tokens; a stale release removing a new lease means release is not
+//! bound to the handle; a repeated token is a delivery or consensus problem, not a stale owner).
+//! None of them says "synchronise the clocks": fencing must not depend on a worker's timestamp.
+
+use results::Diagnosis;
+
+fn d(observation: String, boundary: &str, check: &str, action: &str) -> Diagnosis {
+    Diagnosis {
+        observation,
+        likely_boundary: boundary.into(),
+        what_to_check: check.into(),
+        next_action: action.into(),
+    }
+}
+
+pub fn stale_accepted_write(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "the resource does not store or compare the fence token in the same operation as the write",
+        "that the token condition and the write are one atomic operation on the same resource key, \
+         and that every conflicting effect goes to that one key",
+        "add resource-side fencing (keep the highest token beside the data, reject lower ones) or \
+         narrow the protected action; do not retry the old write: token t will never become newer",
+    )
+}
+
+pub fn duplicate_token_history(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "the token is not issued by consensus: two acquisitions were handed the same generation \
+         (a failover lost the counter, or the token is derived from something non-unique)",
+        "where the recipe takes its token (a linearizable revision/zxid, or a replicated counter \
+         that can roll back on failover)",
+        "take tokens from a linearizable counter or revision (etcd revision, ZooKeeper zxid), \
+         never from an asynchronously replicated store",
+    )
+}
+
+pub fn duplicate_token_resource(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "two owners wrote under one generation: the resource cannot tell them apart with a \
+         non-strict comparison, and the lock issued the token twice",
+        "the acquisitions that carried this token, and whether the resource compares with >= \
+         instead of > for a different lease",
+        "take tokens from a linearizable counter; have the resource bind a token to the lease \
+         that first used it",
+    )
+}
+
+pub fn token_regression(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "tokens are not monotonic across acquisitions: the provider lost state (failover, \
+         restart without persistence) or the recipe reads the token from a stale replica",
+        "the provider's failover/restart around these indices and how the recipe derives the \
+         token (revision of the lock key vs a global counter)",
+        "derive tokens from a monotonic, linearizable source; a resource fenced on them will \
+         otherwise reject the newer holder's writes",
+    )
+}
+
+pub fn double_release_stale(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "release is not bound to the exact lease handle: a stale owner deleted by lock name",
+        "the release condition: does it compare the current lease id / owner / token before \
+         deleting?",
+        "compare-and-delete on the exact lease handle; a stale owner must get \
+         release-rejected-not-owner",
+    )
+}
+
+pub fn double_release_twice(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "release is not idempotent-safe: the second release of one acquisition still reported \
+         success and may have removed someone else's lock",
+        "whether the client retried the release and what the provider deleted the second time",
+        "bind release to the lease handle so a repeated release is a no-op reported as \
+         not-owner",
+    )
+}
+
+pub fn concurrent_holders(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "a lease is not a mutex: the older holder's lease expired (pause, partition) while its \
+         process still believed it held the lock",
+        "whether the older holder's later writes were rejected by the resource (see \
+         stale-accepted-write) and how long it was paused",
+        "expected under pauses and not preventable by the lock alone: rely on resource-side \
+         fencing; a longer TTL only moves the window",
+    )
+}
+
+pub fn lost_update_low(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "a read-modify-write under a lock that two holders held at once, or the store lost \
+         acknowledged writes (failover, asynchronous replication)",
+        "concurrent-holders around these indices, and whether the counter store checks a fence \
+         token or replicates synchronously",
+        "fence the counter write at the store (compare the token) or use an atomic increment",
+    )
+}
+
+pub fn lost_update_high(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "an increment was applied more often than it was attempted (a retried or duplicated \
+         write), or the counter was written from outside the test",
+        "retries of increments and other writers of the key",
+        "give increments an operation id the store deduplicates",
+    )
+}
+
+pub fn duplicate_effect(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "delivery/idempotency, not necessarily a stale owner: the same operation reached the \
+         resource twice and both were applied",
+        "the operation id and the resource's effect ledger (does it remember applied op_ids?)",
+        "make the resource reject a repeated op_id (rejected-duplicate); treat duplicates as a \
+         contract separate from fencing",
+    )
+}
+
+pub fn stuck_lock(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "the lock's lifetime is not bound to its holder's liveness: no TTL, a TTL not set \
+         atomically with the lock, a keep-alive that outlives the holder, or a lock leaked by a \
+         timed-out acquire",
+        "that the lock key is created atomically with its lease/TTL, the session/lease timeout \
+         against the configured ttl, and the provider's recovery after the heal (quorum, leader)",
+        "create the lock atomically with its lease; revoke the lease on a timed-out acquire; \
+         never clear a lock by name without the owner check",
+    )
+}

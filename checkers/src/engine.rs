@@ -1,0 +1,218 @@
+//! Runs every checker over one pair of streams and composes their findings into one
+//! [`Verdict`]: Invalid (an anomaly whose kind is in `fail_on`) > Unknown (a checker could not
+//! decide, panicked, or the history is empty) > Valid. A checker that panics is caught, stopped,
+//! and named in the verdict; the run is then unknown rather than crashed.
+
+use crate::checker::{Checker, End, Findings, Outcome, ResourceLog};
+use results::store::CheckConfig;
+use results::{AnomalyKind, Event, EventRef, ResourceEntry, ResourceRef, Validity, Verdict};
+use serde_json::json;
+use std::borrow::Borrow;
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+struct Slot {
+    checker: Box<dyn Checker>,
+    findings: Findings,
+    panicked: Option<String>,
+}
+
+/// The composition of all checkers, fed one event at a time.
+pub struct Engine {
+    slots: Vec<Slot>,
+    fail_on: Vec<AnomalyKind>,
+    events: u64,
+    resource_entries: u64,
+    last_time: Option<u64>,
+    resource_log: ResourceLog,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("checkers", &self.slots.len())
+            .field("events", &self.events)
+            .finish()
+    }
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-string panic".into())
+}
+
+impl Engine {
+    /// All eight checkers of DESIGN.md under this configuration.
+    pub fn new(cfg: &CheckConfig) -> Engine {
+        Engine::with_checkers(cfg, crate::all_checkers(cfg))
+    }
+
+    /// A chosen set of checkers (tests use this to plant a panicking one).
+    pub fn with_checkers(cfg: &CheckConfig, checkers: Vec<Box<dyn Checker>>) -> Engine {
+        Engine {
+            slots: checkers
+                .into_iter()
+                .map(|checker| Slot {
+                    findings: Findings::new(checker.kind()),
+                    checker,
+                    panicked: None,
+                })
+                .collect(),
+            fail_on: cfg.fail_on.clone(),
+            events: 0,
+            resource_entries: 0,
+            last_time: None,
+            resource_log: ResourceLog::Present,
+        }
+    }
+
+    /// Feeds one history event (in file order) to every checker still running.
+    pub fn event(&mut self, e: &EventRef<'_>) {
+        self.events += 1;
+        self.last_time = Some(self.last_time.map_or(e.time, |t| t.max(e.time)));
+        for slot in &mut self.slots {
+            if slot.panicked.is_some() {
+                continue;
+            }
+            let (c, out) = (&mut slot.checker, &mut slot.findings);
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| c.event(e, out))) {
+                slot.panicked = Some(format!(
+                    "{} checker panicked at history index {}: {}",
+                    slot.findings.kind,
+                    e.index,
+                    panic_message(&*p)
+                ));
+            }
+        }
+    }
+
+    /// Feeds one resource-log entry (after the whole history).
+    pub fn resource(&mut self, r: &ResourceRef<'_>) {
+        self.resource_entries += 1;
+        for slot in &mut self.slots {
+            if slot.panicked.is_some() {
+                continue;
+            }
+            let (c, out) = (&mut slot.checker, &mut slot.findings);
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| c.resource(r, out))) {
+                slot.panicked = Some(format!(
+                    "{} checker panicked at resource seq {}: {}",
+                    slot.findings.kind,
+                    r.seq,
+                    panic_message(&*p)
+                ));
+            }
+        }
+    }
+
+    /// Says the resource log could not be read; checkers that need it become unknown.
+    pub fn resource_log_missing(&mut self, why: String) {
+        self.resource_log = ResourceLog::Missing(why);
+    }
+
+    /// Ends the streams and composes the verdict.
+    pub fn finish(mut self) -> Verdict {
+        let end = End {
+            resource_log: self.resource_log.clone(),
+            last_time: self.last_time,
+        };
+        let mut verdict = Verdict {
+            valid: Validity::Valid,
+            anomalies: Vec::new(),
+            unknown_reasons: Vec::new(),
+            stats: BTreeMap::new(),
+        };
+        verdict.stats.insert("events".into(), json!(self.events));
+        verdict
+            .stats
+            .insert("resource_entries".into(), json!(self.resource_entries));
+        if self.events == 0 {
+            verdict
+                .unknown_reasons
+                .push("the history is empty: nothing was recorded".into());
+        }
+        for slot in &mut self.slots {
+            let kind = slot.findings.kind;
+            let outcome = match &slot.panicked {
+                Some(msg) => Outcome::Unknown(msg.clone()),
+                None => {
+                    let (c, out) = (&mut slot.checker, &mut slot.findings);
+                    match catch_unwind(AssertUnwindSafe(|| c.finish(&end, out))) {
+                        Ok(o) => o,
+                        Err(p) => Outcome::Unknown(format!(
+                            "{kind} checker panicked at the end: {}",
+                            panic_message(&*p)
+                        )),
+                    }
+                }
+            };
+            let fails = self.fail_on.contains(&kind);
+            let (status, note) = match &outcome {
+                Outcome::Checked => ("checked", None),
+                Outcome::NotApplicable(why) => ("not applicable", Some(why.clone())),
+                Outcome::Unknown(why) => {
+                    verdict.unknown_reasons.push(why.clone());
+                    ("unknown", Some(why.clone()))
+                }
+            };
+            let mut s = json!({
+                "status": status,
+                "count": slot.findings.total,
+                "fails_run": fails,
+            });
+            if let Some(n) = note {
+                s["note"] = json!(n);
+            }
+            if slot.findings.total > slot.findings.reported.len() as u64 {
+                s["reported"] = json!(slot.findings.reported.len());
+            }
+            verdict.stats.insert(kind.as_str().into(), s);
+            for mut a in slot.findings.reported.drain(..) {
+                a.fails = fails;
+                verdict.anomalies.push(a);
+            }
+        }
+        verdict.valid = if verdict.anomalies.iter().any(|a| a.fails) {
+            Validity::Invalid
+        } else if !verdict.unknown_reasons.is_empty() {
+            Validity::Unknown
+        } else {
+            Validity::Valid
+        };
+        verdict
+    }
+}
+
+/// Checks in-memory logs (tests, replay): `resource` is `None` when there is no resource log.
+pub fn check(history: &[Event], resource: Option<&[ResourceEntry]>, cfg: &CheckConfig) -> Verdict {
+    check_stream(
+        history.iter().map(Ok::<_, std::convert::Infallible>),
+        resource.map(|r| r.iter().map(Ok)),
+        cfg,
+    )
+    .unwrap_or_else(|never| match never {})
+}
+
+/// Checks streamed logs; the first input error stops the check and is returned (a malformed
+/// line is the caller's error to report with its file and line, not an anomaly).
+pub fn check_stream<E, H: Borrow<Event>, R: Borrow<ResourceEntry>>(
+    history: impl Iterator<Item = Result<H, E>>,
+    resource: Option<impl Iterator<Item = Result<R, E>>>,
+    cfg: &CheckConfig,
+) -> Result<Verdict, E> {
+    let mut engine = Engine::new(cfg);
+    for e in history {
+        engine.event(&e?.borrow().as_ref());
+    }
+    match resource {
+        Some(entries) => {
+            for r in entries {
+                engine.resource(&r?.borrow().as_ref());
+            }
+        }
+        None => engine.resource_log_missing("resource.jsonl: missing".into()),
+    }
+    Ok(engine.finish())
+}

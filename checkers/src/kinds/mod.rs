@@ -1,0 +1,20 @@
+//! One checker per anomaly kind of DESIGN.md.
+
+pub mod concurrent_holders;
+pub mod double_release;
+pub mod duplicate_effect;
+pub mod duplicate_token;
+pub mod lost_update;
+mod resource_presence;
+pub mod stale_write;
+pub mod stuck_lock;
+pub mod token_regression;
+
+pub use concurrent_holders::ConcurrentHolders;
+pub use double_release::DoubleRelease;
+pub use duplicate_effect::DuplicateEffect;
+pub use duplicate_token::DuplicateToken;
+pub use lost_update::LostUpdate;
+pub use stale_write::StaleAcceptedWrite;
+pub use stuck_lock::StuckLock;
+pub use token_regression::TokenRegression;

@@ -1,0 +1,246 @@
+//! `stuck-lock`: a lock nobody could acquire within `ttl + recovery_slack` after its holder died
+//! or after the faults were healed, while workers kept trying.
+//!
+//! An obligation "this lock must become acquirable" starts when
+//! - a process holding it certainly (acquire `ok`) exits,
+//! - an acquire ends `info` or its process exits while the acquire is pending (it may have
+//!   taken the lock, and nobody will release it), or
+//! - the nemesis heals the last active fault (every known lock).
+//!
+//! While any fault is active the clock is suspended (a partition may legitimately block the
+//! lock); it restarts at the heal. At the deadline `start + ttl + slack` the lock is stuck if
+//! no acquire succeeded since the obligation began, and someone was trying both at the start
+//! (an acquire pending, or attempted within `slack`) and at the deadline. Any successful
+//! acquire of the lock discharges it. A window still open when the history ends is not judged.
+//! Without a ttl in `test.yaml` the checker is not applicable. Memory: per lock a few numbers.
+
+use crate::checker::{Checker, End, Findings, Outcome};
+use crate::diagnosis;
+use crate::holds::HoldBook;
+use results::{AnomalyKind, Evidence, EventRef, OpType, Process, F};
+use serde_json::json;
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+struct Obligation {
+    reason: String,
+    index: u64,
+    time: u64,
+    holder: Option<(Option<String>, Option<String>, Option<u64>)>,
+    /// When the clock started (None while a fault is active).
+    start: Option<u64>,
+    tried_early: bool,
+}
+
+#[derive(Debug, Default)]
+struct LockState {
+    attempts: u32,
+    last_attempt: Option<u64>,
+    obligation: Option<Obligation>,
+}
+
+/// See the module doc.
+#[derive(Debug)]
+pub struct StuckLock {
+    ttl: Option<u64>,
+    slack: u64,
+    book: HoldBook,
+    locks: HashMap<String, LockState>,
+    faults: HashSet<String>,
+    next_deadline: Option<u64>,
+}
+
+impl StuckLock {
+    pub fn new(ttl: Option<Duration>, slack: Duration) -> StuckLock {
+        StuckLock {
+            ttl: ttl.map(|t| t.as_nanos() as u64),
+            slack: slack.as_nanos() as u64,
+            book: HoldBook::default(),
+            locks: HashMap::new(),
+            faults: HashSet::new(),
+            next_deadline: None,
+        }
+    }
+
+    fn trying(&self, l: &LockState, now: u64) -> bool {
+        l.attempts > 0 || l.last_attempt.is_some_and(|t| t + self.slack >= now)
+    }
+
+    fn oblige(&mut self, lock: &str, reason: String, e: &EventRef<'_>, holder: Option<(Option<String>, Option<String>, Option<u64>)>) {
+        let start = self.faults.is_empty().then_some(e.time);
+        let l = self.locks.entry(lock.to_string()).or_default();
+        let tried_early = l.attempts > 0 || l.last_attempt.is_some_and(|t| t + self.slack >= e.time);
+        l.obligation = Some(Obligation { reason, index: e.index, time: e.time, holder, start, tried_early });
+        self.recompute_deadline();
+    }
+
+    fn recompute_deadline(&mut self) {
+        let span = self.ttl.unwrap_or(0) + self.slack;
+        self.next_deadline = self
+            .locks
+            .values()
+            .filter_map(|l| l.obligation.as_ref()?.start.map(|s| s + span))
+            .min();
+    }
+
+    /// Judges every obligation whose deadline passed before `now`.
+    fn expire(&mut self, now: u64, out: &mut Findings) {
+        let span = self.ttl.unwrap_or(0) + self.slack;
+        let mut due = Vec::new();
+        for (name, l) in &self.locks {
+            if let Some(o) = &l.obligation {
+                if o.start.is_some_and(|s| s + span < now) {
+                    due.push(name.clone());
+                }
+            }
+        }
+        for name in due {
+            let Some(l) = self.locks.get(&name) else { continue };
+            let Some(o) = l.obligation.clone() else { continue };
+            let start = o.start.unwrap_or(o.time);
+            let deadline = start + span;
+            if o.tried_early && self.trying(l, deadline) {
+                report(&name, &o, start, deadline, self.ttl.unwrap_or(0), self.slack, out);
+            }
+            if let Some(l) = self.locks.get_mut(&name) {
+                l.obligation = None;
+            }
+        }
+        self.recompute_deadline();
+    }
+}
+
+impl Checker for StuckLock {
+    fn kind(&self) -> AnomalyKind {
+        AnomalyKind::StuckLock
+    }
+
+    fn event(&mut self, e: &EventRef<'_>, out: &mut Findings) {
+        if self.ttl.is_none() {
+            return;
+        }
+        if self.next_deadline.is_some_and(|d| d < e.time) {
+            self.expire(e.time, out);
+        }
+        match (e.process, &e.f, e.kind) {
+            (Process::Nemesis, F::Start(fault), _) => {
+                self.faults.insert(fault.clone());
+                for l in self.locks.values_mut() {
+                    if let Some(o) = &mut l.obligation {
+                        o.start = None;
+                        o.tried_early = false;
+                    }
+                }
+                self.next_deadline = None;
+            }
+            (Process::Nemesis, F::Stop(fault), _) => {
+                self.faults.remove(fault);
+                if self.faults.is_empty() {
+                    let names: Vec<String> = self.locks.keys().cloned().collect();
+                    for name in names {
+                        let tried = self.locks.get(&name).is_some_and(|l| self.trying(l, e.time));
+                        let Some(l) = self.locks.get_mut(&name) else { continue };
+                        let o = l.obligation.get_or_insert_with(|| Obligation {
+                            reason: format!("the nemesis healed every fault ({}) at index {}", e.f, e.index),
+                            index: e.index,
+                            time: e.time,
+                            holder: None,
+                            start: None,
+                            tried_early: false,
+                        });
+                        o.start = Some(e.time);
+                        o.tried_early = tried;
+                    }
+                    self.recompute_deadline();
+                }
+            }
+            (Process::Worker(p), F::Acquire, kind) => {
+                let Some(lock) = self.book.acquire_lock(e).map(str::to_string) else { return self.book.apply(e, |_, _| {}) };
+                let slack = self.slack;
+                let l = self.locks.entry(lock.clone()).or_default();
+                match kind {
+                    OpType::Invoke => {
+                        l.attempts += 1;
+                        if let Some(o) = &mut l.obligation {
+                            if o.start.is_some_and(|s| e.time <= s + slack) {
+                                o.tried_early = true;
+                            }
+                        }
+                    }
+                    OpType::Ok => {
+                        l.attempts = l.attempts.saturating_sub(1);
+                        l.obligation = None;
+                    }
+                    OpType::Fail | OpType::Info => l.attempts = l.attempts.saturating_sub(1),
+                }
+                l.last_attempt = Some(e.time);
+                if kind == OpType::Info {
+                    let why = format!("process {p}'s acquire ended info at index {}: it may hold the lock and is retired", e.index);
+                    self.oblige(&lock, why, e, None);
+                } else if kind == OpType::Ok {
+                    self.recompute_deadline();
+                }
+            }
+            (Process::Worker(p), F::Exit, _) => {
+                let held: Vec<_> = self
+                    .book
+                    .held_by(p)
+                    .map(|h| (h.lock.clone(), (h.owner.clone(), h.lease.clone(), h.token)))
+                    .collect();
+                for (lock, holder) in held {
+                    let why = format!("holder process {p} exited at index {}", e.index);
+                    self.oblige(&lock, why, e, Some(holder));
+                }
+                if let Some(lock) = self.book.pending_acquire(p).map(str::to_string) {
+                    if let Some(l) = self.locks.get_mut(&lock) {
+                        l.attempts = l.attempts.saturating_sub(1);
+                    }
+                    let why = format!("process {p} exited at index {} with an acquire pending", e.index);
+                    self.oblige(&lock, why, e, None);
+                }
+            }
+            _ => {}
+        }
+        self.book.apply(e, |_, _| {});
+    }
+
+    fn finish(&mut self, _end: &End, _out: &mut Findings) -> Outcome {
+        if self.ttl.is_none() {
+            return Outcome::NotApplicable("test.yaml gives no ttl".into());
+        }
+        if self.locks.is_empty() {
+            Outcome::NotApplicable("no lock was ever tried".into())
+        } else {
+            Outcome::Checked
+        }
+    }
+}
+
+fn report(lock: &str, o: &Obligation, start: u64, deadline: u64, ttl: u64, slack: u64, out: &mut Findings) {
+    let mut evidence = Evidence {
+        lock: Some(lock.to_string()),
+        indices: vec![o.index],
+        times: vec![o.time, start, deadline],
+        ..Default::default()
+    };
+    if let Some((owner, lease, token)) = &o.holder {
+        evidence.owner = owner.clone();
+        evidence.lease = lease.clone();
+        evidence.token = *token;
+    }
+    evidence.other.insert("reason".into(), json!(o.reason));
+    evidence.other.insert("ttl_ns".into(), json!(ttl));
+    evidence.other.insert("recovery_slack_ns".into(), json!(slack));
+    evidence.other.insert("window_start".into(), json!(start));
+    evidence.other.insert("deadline".into(), json!(deadline));
+    let summary = format!(
+        "lock {lock} not acquired by anyone within ttl + slack ({} ms) after {}",
+        (ttl + slack) / 1_000_000,
+        o.reason
+    );
+    let obs = format!(
+        "workers kept trying to acquire {lock} from t={start}ns to t={deadline}ns and none succeeded"
+    );
+    out.push(summary, evidence, diagnosis::stuck_lock(obs));
+}

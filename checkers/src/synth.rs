@@ -1,0 +1,338 @@
+//! Seeded generators of long, valid lock histories — one lock, workers taking turns, tokens from
+//! a counter with gaps (like etcd revisions), fenced writes, a counter workload — and of the same
+//! histories with exactly one planted defect of a chosen kind. Property tests use them to show
+//! that valid runs stay valid and each defect is found as its own kind; benches use them for
+//! millions of events (streamed through a callback, never held in memory).
+//!
+//! Deterministic: the same seed and shape always give the same history (SplitMix64, no clock).
+
+use results::{AnomalyKind, Event, OpResult, OpType, Process, ResourceEntry, WriteResult, F};
+
+/// SplitMix64: tiny, seedable, good enough to shuffle workers.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+}
+
+/// The shape of a generated history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    pub workers: u32,
+    /// Number of acquisitions (at least 2 for a defect to be planted).
+    pub holds: usize,
+    pub writes_per_hold: u32,
+    /// Whether acquisitions carry fence tokens (false: Redlock-like).
+    pub tokens: bool,
+    /// Whether each hold also reads and increments a counter.
+    pub counter: bool,
+    /// Whether the next worker's acquire is already pending while the holder releases.
+    pub contended: bool,
+}
+
+impl Default for Shape {
+    fn default() -> Self {
+        Shape {
+            workers: 5,
+            holds: 100,
+            writes_per_hold: 2,
+            tokens: true,
+            counter: true,
+            contended: true,
+        }
+    }
+}
+
+/// One generated line: a history event or a resource decision.
+#[derive(Debug, Clone)]
+pub enum Item {
+    Event(Event),
+    Resource(ResourceEntry),
+}
+
+/// A generated history held in memory (for tests).
+#[derive(Debug, Clone, Default)]
+pub struct Synth {
+    pub history: Vec<Event>,
+    pub resource: Vec<ResourceEntry>,
+}
+
+/// Generates into memory.
+pub fn generate(seed: u64, shape: &Shape, defect: Option<AnomalyKind>) -> Synth {
+    let mut s = Synth::default();
+    generate_into(seed, shape, defect, &mut |item| match item {
+        Item::Event(e) => s.history.push(e),
+        Item::Resource(r) => s.resource.push(r),
+    });
+    s
+}
+
+const LOCK: &str = "l";
+const KEY: &str = "k";
+
+struct Gen<'s> {
+    rng: Rng,
+    sink: &'s mut dyn FnMut(Item),
+    index: u64,
+    seq: u64,
+    now: u64,
+    token: u64,
+    highest: Option<u64>,
+    count: i64,
+    tokens: bool,
+}
+
+#[derive(Clone)]
+struct HoldInfo {
+    worker: u32,
+    lease: String,
+    token: Option<u64>,
+}
+
+impl Gen<'_> {
+    fn emit(&mut self, mut e: Event) {
+        self.now += 1_000;
+        e.index = self.index;
+        e.time = self.now;
+        self.index += 1;
+        (self.sink)(Item::Event(e));
+    }
+
+    fn op(&mut self, p: u32, kind: OpType, f: F, h: Option<&HoldInfo>) -> Event {
+        let mut e = Event::new(0, Process::Worker(p), kind, f);
+        e.lock = Some(LOCK.into());
+        if let Some(h) = h {
+            e.owner = Some(format!("worker-{}", h.worker));
+            e.lease = Some(h.lease.clone());
+            e.token = h.token;
+        }
+        e
+    }
+
+    fn next_token(&mut self) -> Option<u64> {
+        self.token += 2 + self.rng.below(3);
+        self.tokens.then_some(self.token)
+    }
+
+    /// One write under `h` by process `p`, decided by the resource as `result`.
+    fn write(&mut self, p: u32, h: &HoldInfo, op_id: String, result: WriteResult, done: OpType) {
+        let mut inv = self.op(p, OpType::Invoke, F::Write, Some(h));
+        inv.key = Some(KEY.into());
+        inv.value = Some(op_id.clone().into());
+        inv.op_id = Some(op_id.clone());
+        self.emit(inv.clone());
+        let entry = ResourceEntry {
+            seq: self.seq,
+            time: self.now + 500,
+            key: KEY.into(),
+            process: p,
+            owner: format!("worker-{}", h.worker),
+            lease: h.lease.clone(),
+            token: h.token,
+            op_id,
+            value: inv.value.clone().unwrap_or_default(),
+            highest_before: self.highest,
+            result,
+        };
+        self.seq += 1;
+        if result.is_accepted() && h.token > self.highest {
+            self.highest = h.token;
+        }
+        let mut end = inv;
+        end.kind = done;
+        end.result = (done != OpType::Info).then_some(result.into());
+        end.highest_before = entry.highest_before;
+        (self.sink)(Item::Resource(entry));
+        self.emit(end);
+    }
+
+    fn duplicate_last_entry(&mut self, mut entry: ResourceEntry) {
+        entry.seq = self.seq;
+        entry.highest_before = self.highest;
+        self.seq += 1;
+        (self.sink)(Item::Resource(entry));
+    }
+}
+
+/// Generates, handing every line to `sink` in order (history events and resource entries
+/// interleaved as they happen; a consumer writes them to their two files).
+pub fn generate_into(
+    seed: u64,
+    shape: &Shape,
+    defect: Option<AnomalyKind>,
+    sink: &mut dyn FnMut(Item),
+) {
+    use AnomalyKind::*;
+    let mut rng = Rng::new(seed);
+    let holds = shape.holds.max(2);
+    let at = match defect {
+        Some(StuckLock) => holds - 1,
+        _ => 1 + rng.below(holds as u64 - 1) as usize,
+    };
+    let workers = shape.workers.max(1);
+    let mut g = Gen {
+        rng,
+        sink,
+        index: 0,
+        seq: 0,
+        now: 0,
+        token: 0,
+        highest: None,
+        count: 0,
+        tokens: shape.tokens,
+    };
+    let mut w = 1 + g.rng.below(u64::from(workers)) as u32;
+    let mut waiting = false;
+    let mut early: Option<HoldInfo> = None;
+    let mut prev: Option<HoldInfo> = None;
+    for k in 0..holds {
+        let planted = defect.filter(|_| k == at);
+        let hold = match early.take() {
+            Some(h) => h,
+            None => {
+                if !waiting {
+                    let inv = g.op(w, OpType::Invoke, F::Acquire, None);
+                    g.emit(inv);
+                }
+                let token = match (planted, &prev) {
+                    (Some(DuplicateToken), Some(p)) => p.token,
+                    (Some(TokenRegression), Some(p)) => p.token.map(|t| t - 1),
+                    _ => g.next_token(),
+                };
+                let h = HoldInfo { worker: w, lease: format!("lease-{k}"), token };
+                let ok = g.op(w, OpType::Ok, F::Acquire, Some(&h));
+                g.emit(ok);
+                h
+            }
+        };
+        if let (Some(DoubleRelease), Some(p)) = (planted, &prev) {
+            let inv = g.op(p.worker, OpType::Invoke, F::Release, Some(p));
+            g.emit(inv);
+            let mut done = g.op(p.worker, OpType::Ok, F::Release, Some(p));
+            done.result = Some(OpResult::Released);
+            g.emit(done);
+        }
+        if workers > 1 && g.rng.below(3) == 0 {
+            let x = other(&mut g.rng, w, workers);
+            let inv = g.op(x, OpType::Invoke, F::Acquire, None);
+            g.emit(inv);
+            let f = g.op(x, OpType::Fail, F::Acquire, None);
+            g.emit(f);
+        }
+        for j in 0..shape.writes_per_hold {
+            let op_id = format!("{w}-{k}-{j}");
+            let (result, done) = if planted == Some(TokenRegression) {
+                (WriteResult::RejectedStaleFence, OpType::Fail)
+            } else {
+                (WriteResult::Accepted, OpType::Ok)
+            };
+            g.write(w, &hold, op_id, result, done);
+        }
+        if planted == Some(DuplicateEffect) {
+            let entry = ResourceEntry {
+                seq: 0,
+                time: g.now + 10,
+                key: KEY.into(),
+                process: w,
+                owner: format!("worker-{w}"),
+                lease: hold.lease.clone(),
+                token: hold.token,
+                op_id: format!("{w}-{k}-0"),
+                value: format!("{w}-{k}-0").into(),
+                highest_before: None,
+                result: WriteResult::Accepted,
+            };
+            g.duplicate_last_entry(entry);
+        }
+        if let (Some(StaleAcceptedWrite), Some(p)) = (planted, &prev) {
+            let late = 1000 + k as u32;
+            g.write(late, p, format!("late-{k}"), WriteResult::Accepted, OpType::Info);
+        }
+        if shape.counter {
+            let mut inv = g.op(w, OpType::Invoke, F::Read, None);
+            inv.lock = None;
+            inv.key = Some("counter".into());
+            g.emit(inv.clone());
+            let seen = if planted == Some(LostUpdate) { g.count - 1 } else { g.count };
+            let mut done = inv.clone();
+            done.kind = OpType::Ok;
+            done.value = Some(seen.into());
+            g.emit(done);
+            let mut inc = inv;
+            inc.f = F::Increment;
+            g.emit(inc.clone());
+            inc.kind = OpType::Ok;
+            g.emit(inc);
+            g.count += 1;
+        }
+        if planted == Some(StuckLock) {
+            let exit = Event::new(0, Process::Worker(w), OpType::Info, F::Exit);
+            g.emit(exit);
+            for _ in 0..30 {
+                let x = other(&mut g.rng, w, workers);
+                g.now += 100_000_000;
+                let inv = g.op(x, OpType::Invoke, F::Acquire, None);
+                g.emit(inv);
+                let f = g.op(x, OpType::Fail, F::Acquire, None);
+                g.emit(f);
+            }
+            return;
+        }
+        let next = other(&mut g.rng, w, workers);
+        waiting = shape.contended && k + 1 < holds && g.rng.below(2) == 0;
+        if waiting {
+            let inv = g.op(next, OpType::Invoke, F::Acquire, None);
+            g.emit(inv);
+        }
+        let rel = g.op(w, OpType::Invoke, F::Release, Some(&hold));
+        if defect == Some(ConcurrentHolders) && k + 1 == at {
+            if !waiting {
+                let inv = g.op(next, OpType::Invoke, F::Acquire, None);
+                g.emit(inv);
+            }
+            let token = g.next_token();
+            let h = HoldInfo { worker: next, lease: format!("lease-{}", k + 1), token };
+            let ok = g.op(next, OpType::Ok, F::Acquire, Some(&h));
+            g.emit(ok);
+            early = Some(h);
+            g.emit(rel);
+            let mut done = g.op(w, OpType::Fail, F::Release, Some(&hold));
+            done.result = Some(OpResult::ReleaseRejectedNotOwner);
+            g.emit(done);
+        } else {
+            g.emit(rel);
+            let mut done = g.op(w, OpType::Ok, F::Release, Some(&hold));
+            done.result = Some(OpResult::Released);
+            g.emit(done);
+        }
+        prev = Some(hold);
+        w = next;
+    }
+}
+
+/// A worker other than `w` (or `w` itself when it is the only one).
+fn other(rng: &mut Rng, w: u32, workers: u32) -> u32 {
+    if workers <= 1 {
+        return w;
+    }
+    let x = 1 + rng.below(u64::from(workers - 1)) as u32;
+    if x >= w {
+        x + 1
+    } else {
+        x
+    }
+}

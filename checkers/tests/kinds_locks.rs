@@ -1,0 +1,180 @@
+//! Specifications of the lock-history kinds: duplicate-token, token-regression, double-release,
+//! concurrent-holders. Each is found where it should be and not where it should not.
+
+mod common;
+use checkers::testkit::*;
+use common::*;
+use results::{AnomalyKind::*, Event, Validity};
+
+fn acquire(p: u32, lease: &str, token: u64) -> [Event; 2] {
+    [
+        invoke(p, Acquire).lock("l"),
+        ok(p, Acquire).lock("l").lease(lease).owner(&format!("w{p}")).token(token),
+    ]
+}
+
+fn release(p: u32, lease: &str, token: u64) -> [Event; 2] {
+    [
+        invoke(p, Release).lock("l").lease(lease).token(token),
+        ok(p, Release).lock("l").lease(lease).token(token).result(Released),
+    ]
+}
+
+fn h(parts: impl IntoIterator<Item = [Event; 2]>) -> Vec<Event> {
+    history(parts.into_iter().flatten())
+}
+
+#[test]
+fn a_serial_history_with_rising_tokens_is_clean() {
+    let v = verdict(
+        &h([acquire(1, "L1", 5), release(1, "L1", 5), acquire(2, "L2", 7), release(2, "L2", 7)]),
+        &[],
+    );
+    assert_clean(&v);
+    assert_eq!(status(&v, TokenRegression), "checked");
+}
+
+#[test]
+fn the_same_token_handed_out_again_is_a_duplicate_token_not_a_regression() {
+    let v = verdict(&h([acquire(1, "L1", 5), release(1, "L1", 5), acquire(2, "L2", 5)]), &[]);
+    assert_eq!(kinds(&v), vec![DuplicateToken]);
+    let e = &only(&v, DuplicateToken)[0].evidence;
+    assert_eq!(e.indices, vec![1, 5]);
+    assert_eq!(e.other["other_lease"], "L1");
+    assert!(only(&v, DuplicateToken)[0].diagnosis.next_action.contains("linearizable"));
+}
+
+#[test]
+fn two_concurrent_acquisitions_with_one_token_are_a_duplicate_token() {
+    let hist = history([
+        invoke(1, Acquire).lock("l"),
+        invoke(2, Acquire).lock("l"),
+        ok(1, Acquire).lock("l").lease("L1").token(5),
+        invoke(1, Release).lock("l").lease("L1").token(5),
+        ok(2, Acquire).lock("l").lease("L2").token(5),
+    ]);
+    assert_eq!(kinds(&verdict(&hist, &[])), vec![DuplicateToken]);
+}
+
+#[test]
+fn a_lower_token_after_a_completed_higher_one_is_a_token_regression() {
+    let v = verdict(&h([acquire(1, "L1", 9), release(1, "L1", 9), acquire(2, "L2", 4)]), &[]);
+    assert_eq!(kinds(&v), vec![TokenRegression]);
+    let e = &only(&v, TokenRegression)[0].evidence;
+    assert_eq!((e.token, e.other["earlier_token"].as_u64()), (Some(4), Some(9)));
+}
+
+#[test]
+fn a_lower_token_for_an_acquire_invoked_before_the_higher_completed_is_allowed() {
+    let hist = history([
+        invoke(2, Acquire).lock("l"),
+        invoke(1, Acquire).lock("l"),
+        ok(1, Acquire).lock("l").lease("L1").token(9),
+        invoke(1, Release).lock("l").lease("L1").token(9),
+        ok(1, Release).lock("l").lease("L1").token(9).result(Released),
+        ok(2, Acquire).lock("l").lease("L2").token(4),
+    ]);
+    assert_clean(&verdict(&hist, &[]));
+}
+
+#[test]
+fn tokenless_recipes_make_token_checkers_not_applicable() {
+    let hist = history([
+        invoke(1, Acquire).lock("l"),
+        ok(1, Acquire).lock("l").lease("L1"),
+        invoke(1, Release).lock("l").lease("L1"),
+        ok(1, Release).lock("l").lease("L1").result(Released),
+    ]);
+    let v = verdict(&hist, &[]);
+    assert_clean(&v);
+    assert_eq!(status(&v, TokenRegression), "not applicable");
+    assert_eq!(status(&v, DuplicateToken), "not applicable");
+    assert!(v.stats["token-regression"]["note"].as_str().unwrap().contains("no fence token"));
+}
+
+#[test]
+fn a_stale_owners_successful_release_is_a_double_release() {
+    // A holds L1; B acquires L2 (A's lease expired while paused); A's release says released.
+    let v = verdict(&h([acquire(1, "L1", 1), acquire(2, "L2", 2), release(1, "L1", 1)]), &[]);
+    let dr = only(&v, DoubleRelease);
+    assert_eq!(dr.len(), 1, "{:#?}", v.anomalies);
+    let e = &dr[0].evidence;
+    assert_eq!(e.lease.as_deref(), Some("L1"));
+    assert_eq!(e.other["holder_lease"], "L2");
+    assert_eq!(e.indices, vec![1, 3, 4, 5]);
+    assert!(dr[0].diagnosis.next_action.contains("compare-and-delete"));
+    assert_eq!(v.valid, Validity::Invalid);
+}
+
+#[test]
+fn a_release_rejected_as_not_owner_is_not_a_double_release() {
+    let hist = h([
+        acquire(1, "L1", 1),
+        acquire(2, "L2", 2),
+        [
+            invoke(1, Release).lock("l").lease("L1").token(1),
+            fail(1, Release).lock("l").lease("L1").token(1).result(ReleaseRejectedNotOwner),
+        ],
+    ]);
+    let v = verdict(&hist, &[]);
+    assert!(only(&v, DoubleRelease).is_empty());
+    assert_eq!(kinds(&v), vec![ConcurrentHolders]);
+    assert_eq!(v.valid, Validity::Valid, "concurrent-holders does not fail by default");
+}
+
+#[test]
+fn releasing_one_acquisition_twice_is_a_double_release() {
+    let v = verdict(&h([acquire(1, "L1", 1), release(1, "L1", 1), release(1, "L1", 1)]), &[]);
+    assert_eq!(kinds(&v), vec![DoubleRelease]);
+    assert!(only(&v, DoubleRelease)[0].summary.contains("twice"));
+}
+
+#[test]
+fn overlapping_certain_holds_are_concurrent_holders() {
+    let v = verdict(&h([acquire(1, "L1", 1), acquire(2, "L2", 2)]), &[]);
+    let ch = only(&v, ConcurrentHolders);
+    assert_eq!(ch.len(), 1);
+    assert_eq!(ch[0].evidence.indices, vec![1, 3]);
+    assert_eq!(ch[0].evidence.other["other_lease"], "L1");
+    assert!(!ch[0].fails);
+}
+
+#[test]
+fn a_hold_ends_at_release_invoke_lease_lost_exit_or_info() {
+    let ends = [
+        invoke(1, Release).lock("l").lease("L1"),
+        info(1, LeaseLost).lock("l").lease("L1"),
+        info(1, Exit),
+        info(1, Write).key("k"),
+    ];
+    for end in ends {
+        let mut events: Vec<Event> = acquire(1, "L1", 1).into();
+        events.push(end.clone());
+        events.extend(acquire(2, "L2", 2));
+        let v = verdict(&history(events), &[]);
+        assert!(only(&v, ConcurrentHolders).is_empty(), "{end:?}: {:#?}", v.anomalies);
+    }
+}
+
+#[test]
+fn an_info_acquire_opens_no_certain_hold() {
+    let hist = history([
+        invoke(1, Acquire).lock("l"),
+        info(1, Acquire).lock("l"),
+        invoke(2, Acquire).lock("l"),
+        ok(2, Acquire).lock("l").lease("L2").token(2),
+    ]);
+    assert!(only(&verdict(&hist, &[]), ConcurrentHolders).is_empty());
+}
+
+#[test]
+fn fail_on_decides_whether_concurrent_holders_fail_the_run() {
+    let hist = h([acquire(1, "L1", 1), acquire(2, "L2", 2)]);
+    let cfg = checkers::CheckConfig {
+        fail_on: vec![ConcurrentHolders],
+        ..Default::default()
+    };
+    let v = checkers::check(&hist, Some(&[]), &cfg);
+    assert_eq!(v.valid, Validity::Invalid);
+    assert!(v.anomalies[0].fails);
+}

@@ -1,0 +1,107 @@
+//! Specifications of the resource-log kinds: stale-accepted-write, duplicate-effect, and the
+//! resource side of duplicate-token. The resource log is the ground truth.
+
+mod common;
+use checkers::testkit::*;
+use common::*;
+use results::{AnomalyKind::*, Validity, WriteResult};
+
+#[test]
+fn a_lower_token_accepted_after_a_higher_one_is_a_stale_accepted_write() {
+    let mut late = res("k", Some(1), "lease-1", WriteResult::Accepted);
+    late.highest_before = Some(2);
+    let r = log([res("k", Some(2), "lease-2", WriteResult::Accepted), late]);
+    let v = verdict(&idle(), &r);
+    let stale = only(&v, StaleAcceptedWrite);
+    assert_eq!(stale.len(), 1);
+    let e = &stale[0].evidence;
+    assert_eq!((e.token, e.highest_before), (Some(1), Some(2)));
+    assert_eq!(e.seqs, vec![0, 1]);
+    assert_eq!(e.lease.as_deref(), Some("lease-1"));
+    assert_eq!(e.result.as_deref(), Some("accepted"));
+    assert_eq!(e.other["newer_lease"], "lease-2");
+    assert!(stale[0].fails);
+    assert!(stale[0].diagnosis.next_action.contains("do not retry"));
+}
+
+#[test]
+fn a_stale_token_the_resource_rejected_is_fencing_working() {
+    let mut late = res("k", Some(1), "lease-1", WriteResult::RejectedStaleFence);
+    late.highest_before = Some(2);
+    let h = history([invoke(1, Write).key("k").token(1)]);
+    let v = verdict(&h, &log([res("k", Some(2), "lease-2", WriteResult::Accepted), late]));
+    assert!(only(&v, StaleAcceptedWrite).is_empty());
+    assert_eq!(status(&v, StaleAcceptedWrite), "checked");
+}
+
+#[test]
+fn different_keys_do_not_fence_each_other() {
+    let r = log([
+        res("a", Some(2), "lease-2", WriteResult::Accepted),
+        res("b", Some(1), "lease-1", WriteResult::Accepted),
+    ]);
+    assert!(only(&verdict(&idle(), &r), StaleAcceptedWrite).is_empty());
+}
+
+#[test]
+fn an_info_write_the_log_shows_accepted_still_counts() {
+    // Worker 1 never learned the outcome of its write (info), but the resource accepted it.
+    let h = history([
+        invoke(1, Write).key("k").token(1).op_id("1-1"),
+        info(1, Write).key("k").token(1).op_id("1-1"),
+    ]);
+    let r = log([
+        res("k", Some(2), "lease-2", WriteResult::Accepted),
+        res("k", Some(1), "lease-1", WriteResult::Accepted),
+    ]);
+    let v = verdict(&h, &r);
+    assert_eq!(only(&v, StaleAcceptedWrite).len(), 1);
+    assert_eq!(v.valid, Validity::Invalid);
+}
+
+#[test]
+fn writes_without_tokens_are_not_applicable_not_valid() {
+    let r = log([
+        res("k", None, "lease-1", WriteResult::Accepted),
+        res("k", None, "lease-2", WriteResult::Accepted),
+    ]);
+    let v = verdict(&idle(), &r);
+    assert_eq!(status(&v, StaleAcceptedWrite), "not applicable");
+    assert_eq!(status(&v, DuplicateToken), "not applicable");
+}
+
+#[test]
+fn the_same_op_id_accepted_twice_is_a_duplicate_effect() {
+    let mut again = res("k", Some(2), "lease-2", WriteResult::Accepted);
+    again.op_id = "op-lease-2-2".into();
+    let r = log([res("k", Some(2), "lease-2", WriteResult::Accepted), again]);
+    let v = verdict(&idle(), &r);
+    let dup = only(&v, DuplicateEffect);
+    assert_eq!(dup.len(), 1);
+    assert_eq!(dup[0].evidence.seqs, vec![0, 1]);
+    assert_eq!(dup[0].evidence.other["op_id"], "op-lease-2-2");
+    assert!(kinds(&v).iter().all(|k| *k == DuplicateEffect));
+}
+
+#[test]
+fn a_repeat_the_resource_rejected_as_duplicate_is_not_an_effect() {
+    let r = log([
+        res("k", Some(2), "lease-2", WriteResult::Accepted),
+        res("k", Some(2), "lease-2", WriteResult::RejectedDuplicate),
+    ]);
+    assert_clean(&verdict(&idle(), &r));
+}
+
+#[test]
+fn one_token_accepted_from_two_leases_is_a_duplicate_token() {
+    let r = log([
+        res("k", Some(3), "lease-a", WriteResult::Accepted),
+        res("k", Some(3), "lease-a", WriteResult::Accepted),
+        res("k", Some(3), "lease-b", WriteResult::Accepted),
+    ]);
+    let v = verdict(&idle(), &r);
+    let dup = only(&v, DuplicateToken);
+    assert_eq!(dup.len(), 1, "{:#?}", v.anomalies);
+    assert_eq!(dup[0].evidence.seqs, vec![0, 2]);
+    assert_eq!(dup[0].evidence.other["other_lease"], "lease-a");
+}
