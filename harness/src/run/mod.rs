@@ -1,5 +1,6 @@
 //! One test, as a short pipeline (STYLE.md rule 6).
 
+pub mod live;
 pub mod prepare;
 pub mod progress;
 pub mod summary;
