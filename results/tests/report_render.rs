@@ -220,3 +220,59 @@ fn writes_report_plots_and_junit_into_the_run_directory() {
     let err = write_run_report(&dir.path().join("missing"), &input(&run, &cfg)).unwrap_err();
     assert!(err.to_string().contains("missing/report.html"), "{err}");
 }
+
+#[test]
+fn an_empty_undecided_run_still_renders_and_says_why() {
+    let verdict = results::Verdict {
+        valid: results::Validity::Unknown,
+        anomalies: vec![],
+        unknown_reasons: vec!["history ends mid-run: harness killed (no exit events)".into()],
+        stats: BTreeMap::new(),
+    };
+    let cfg = serde_json::Value::Null;
+    let input = ReportInput {
+        test_name: "empty",
+        config: &cfg,
+        seed: 1,
+        rerun: "fencecheck run --seed 1",
+        started: None,
+        run_end: None,
+        history: &[],
+        resource: &[],
+        verdict: &verdict,
+        checked: &[AnomalyKind::StaleAcceptedWrite],
+        process_workers: BTreeMap::new(),
+    };
+    let html = render_html(&input);
+    assert!(html.contains(r#"id="verdict">UNKNOWN"#));
+    assert!(html.contains("harness killed"));
+    assert!(html.contains("No anomaly was found."));
+    let xml = junit_xml(&input);
+    assert!(
+        xml.contains(r#"tests="2" failures="0" errors="1""#),
+        "{xml}"
+    );
+    assert!(xml.contains(r#"<error type="unknown""#));
+}
+
+#[test]
+fn a_ten_minute_ten_worker_run_renders_in_well_under_a_second() {
+    let run = common::generate(&common::Scenario {
+        workers: 10,
+        duration: 600_000_000_000,
+        ..Default::default()
+    });
+    let cfg = config();
+    let started = Instant::now();
+    let html = render_html(&input(&run, &cfg));
+    let xml = junit_xml(&input(&run, &cfg));
+    let took = started.elapsed();
+    eprintln!(
+        "600 s / 10 workers: {} events, {} decisions → {} KB html in {took:?}",
+        run.history.len(),
+        run.resource.len(),
+        html.len() / 1024
+    );
+    assert!(xml.contains("<testsuite "));
+    assert!(took.as_millis() < 3000, "took {took:?}");
+}

@@ -20,11 +20,19 @@ pub fn section(input: &ReportInput<'_>, model: &Timeline) -> String {
         s.push_str(r#"<p class="none">No anomaly was found.</p>"#);
         return s;
     }
-    let events: HashMap<u64, &Event> = input.history.iter().map(|e| (e.index, e)).collect();
-    let entries: HashMap<u64, &ResourceEntry> = input.resource.iter().map(|r| (r.seq, r)).collect();
+    let mut look = Lookup {
+        events: input.history.iter().map(|e| (e.index, e)).collect(),
+        entries: input.resource.iter().map(|r| (r.seq, r)).collect(),
+        by_op: HashMap::new(),
+    };
+    for e in input.history {
+        if let Some(op) = e.op_id.as_deref() {
+            look.by_op.entry(op).or_default().push(e);
+        }
+    }
     let at: HashMap<usize, u64> = model.anomalies.iter().map(|m| (m.number, m.time)).collect();
     for (n, a) in anomalies.iter().enumerate().take(FULL_CARDS) {
-        card(&mut s, n, a, at.get(&n).copied(), &events, &entries);
+        card(&mut s, n, a, at.get(&n).copied(), &look);
     }
     if anomalies.len() > FULL_CARDS {
         let _ = write!(
@@ -52,14 +60,14 @@ pub fn section(input: &ReportInput<'_>, model: &Timeline) -> String {
     s
 }
 
-fn card(
-    s: &mut String,
-    n: usize,
-    a: &Anomaly,
-    at: Option<u64>,
-    events: &HashMap<u64, &Event>,
-    entries: &HashMap<u64, &ResourceEntry>,
-) {
+/// The history and resource log, indexed the ways evidence points into them.
+struct Lookup<'a> {
+    events: HashMap<u64, &'a Event>,
+    entries: HashMap<u64, &'a ResourceEntry>,
+    by_op: HashMap<&'a str, Vec<&'a Event>>,
+}
+
+fn card(s: &mut String, n: usize, a: &Anomaly, at: Option<u64>, look: &Lookup<'_>) {
     let num = n + 1;
     let (class, pill) = if a.fails {
         ("fails", "fails the run")
@@ -130,20 +138,34 @@ fn card(
         }
     }
     s.push_str("</dl></div></div>");
-    let hist: Vec<&Event> = ev
-        .indices
-        .iter()
-        .filter_map(|i| events.get(i).copied())
-        .collect();
     let res: Vec<&ResourceEntry> = ev
         .seqs
         .iter()
-        .filter_map(|q| entries.get(q).copied())
+        .filter_map(|q| look.entries.get(q).copied())
         .collect();
+    // The named history events, plus each resource decision's own write (invoke and completion,
+    // found by op_id), so the worker's view sits beside the resource's.
+    let mut hist: Vec<&Event> = ev
+        .indices
+        .iter()
+        .filter_map(|i| look.events.get(i).copied())
+        .collect();
+    let named = hist.len();
+    hist.extend(
+        res.iter()
+            .flat_map(|r| look.by_op.get(r.op_id.as_str()).into_iter().flatten()),
+    );
+    hist.sort_by_key(|e| e.index);
+    hist.dedup_by_key(|e| e.index);
     let _ = write!(
         s,
-        r#"<details class="packet" open><summary>Evidence packet — {} history events, {} resource decisions</summary>"#,
+        r#"<details class="packet" open><summary>Evidence packet — {} history events{}, {} resource decisions</summary>"#,
         hist.len(),
+        if hist.len() > named {
+            " (with the writes' own invoke / completion, by op_id)"
+        } else {
+            ""
+        },
         res.len()
     );
     if !hist.is_empty() {

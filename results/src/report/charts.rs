@@ -4,16 +4,16 @@
 
 use std::fmt::Write as _;
 
+use super::glyphs::fault_color;
 use super::markup::{duration, esc, px};
 use super::series::Series;
 use super::timeline::Fault;
-use super::timeline_svg::fault_color;
 
 pub const WIDTH: f64 = 1312.0;
-const HEIGHT: f64 = 250.0;
-const M_LEFT: f64 = 58.0;
+const HEIGHT: f64 = 264.0;
+const M_LEFT: f64 = 62.0;
 const M_RIGHT: f64 = 12.0;
-const M_TOP: f64 = 30.0;
+const M_TOP: f64 = 44.0;
 const M_BOTTOM: f64 = 26.0;
 
 /// The colour of an operation (by `f` name or throughput label).
@@ -40,7 +40,8 @@ struct Line {
     width: f64,
     /// (x in seconds, y value, bucket) — a gap between buckets breaks the line.
     points: Vec<(f64, f64, usize)>,
-    dots: bool,
+    /// Radius of a dot at every point (0: none); isolated buckets show only as dots.
+    dot: f64,
 }
 
 enum Scale {
@@ -65,7 +66,7 @@ impl Scale {
     fn ticks(&self) -> Vec<(f64, String)> {
         match self {
             Scale::LogNs { lo, hi } => (lo.round() as i32..=hi.round() as i32)
-                .map(|d| (10f64.powi(d), duration(10f64.powi(d) as u64)))
+                .map(|d| (10f64.powi(d), decade(d)))
                 .collect(),
             Scale::Linear { hi } => {
                 let step = nice_step(*hi / 4.0);
@@ -86,6 +87,16 @@ impl Scale {
             }
         }
     }
+}
+
+/// A power of ten nanoseconds as a short label: `1 µs`, `10 ms`, `100 s`.
+fn decade(d: i32) -> String {
+    let units = [(9, "s"), (6, "ms"), (3, "µs"), (0, "ns")];
+    let (exp, unit) = units
+        .into_iter()
+        .find(|(e, _)| d >= *e)
+        .unwrap_or((0, "ns"));
+    format!("{} {unit}", 10u64.pow((d - exp).clamp(0, 18) as u32))
 }
 
 fn nice_step(raw: f64) -> f64 {
@@ -172,7 +183,7 @@ fn panel(
     let _ = write!(
         s,
         r##"<text transform="translate({},{}) rotate(-90)" font-size="10" fill="#64748b" text-anchor="middle">{}</text>"##,
-        px(ox + 11.0),
+        px(ox + 10.0),
         px(pt + ph / 2.0),
         esc(y_title)
     );
@@ -188,7 +199,7 @@ fn panel(
             let _ = write!(d, "{cmd}{} {}", px(xs(*sec)), px(ys(*v)));
             prev = Some(*b);
         }
-        if !l.dash.is_empty() || !l.dots {
+        if l.width > 0.0 {
             let _ = write!(
                 s,
                 r##"<path d="{d}" fill="none" stroke="{}" stroke-width="{}" stroke-dasharray="{}" stroke-linejoin="round"><title>{}</title></path>"##,
@@ -198,30 +209,32 @@ fn panel(
                 esc(&l.label)
             );
         }
-        if l.dots {
+        if l.dot > 0.0 {
+            let opacity = if l.width > 0.0 { 1.0 } else { 0.5 };
             for (sec, v, _) in &l.points {
                 let _ = write!(
                     s,
-                    r##"<circle cx="{}" cy="{}" r="1.8" fill="{}" opacity=".55"/>"##,
+                    r##"<circle cx="{}" cy="{}" r="{}" fill="{}" opacity="{opacity}"/>"##,
                     px(xs(*sec)),
                     px(ys(*v)),
+                    l.dot,
                     l.color
                 );
             }
         }
     }
-    let mut lx = pl + pw;
-    for l in lines.iter().rev() {
-        lx -= l.label.len() as f64 * 6.2 + 30.0;
-        let sample = if l.dots && l.dash.is_empty() {
+    // The legend: one line under the title, left-aligned with the plot.
+    let mut lx = pl;
+    for l in lines {
+        let sample = if l.width == 0.0 {
             format!(
-                r##"<circle cx="{}" cy="14" r="2.5" fill="{}"/>"##,
+                r##"<circle cx="{}" cy="30" r="2.5" fill="{}"/>"##,
                 px(lx + 9.0),
                 l.color
             )
         } else {
             format!(
-                r##"<line x1="{}" x2="{}" y1="14" y2="14" stroke="{}" stroke-width="2" stroke-dasharray="{}"/>"##,
+                r##"<line x1="{}" x2="{}" y1="30" y2="30" stroke="{}" stroke-width="2" stroke-dasharray="{}"/>"##,
                 px(lx),
                 px(lx + 18.0),
                 l.color,
@@ -230,10 +243,11 @@ fn panel(
         };
         let _ = write!(
             s,
-            r##"{sample}<text x="{}" y="18" font-size="10.5" fill="#334155">{}</text>"##,
+            r##"{sample}<text x="{}" y="34" font-size="10.5" fill="#334155">{}</text>"##,
             px(lx + 22.0),
             esc(&l.label)
         );
+        lx += l.label.chars().count() as f64 * 6.4 + 36.0;
     }
 }
 
@@ -277,23 +291,23 @@ pub fn latency_svg(series: &Series, faults: &[Fault]) -> String {
                 dash: "",
                 width: 2.2,
                 points: at(|p| p.p50),
-                dots: false,
+                dot: 2.2,
             },
             Line {
                 label: "p99".into(),
                 color,
                 dash: "5 3",
-                width: 1.6,
+                width: 1.4,
                 points: at(|p| p.p99),
-                dots: false,
+                dot: 1.5,
             },
             Line {
                 label: "max".into(),
                 color,
                 dash: "",
-                width: 1.0,
+                width: 0.0,
                 points: at(|p| p.max),
-                dots: true,
+                dot: 1.8,
             },
         ];
         let title = match &op.overall {
@@ -353,7 +367,7 @@ pub fn throughput_svg(series: &Series, faults: &[Fault]) -> String {
                 .enumerate()
                 .map(|(b, v)| ((b as f64 + 0.5) * bucket_s, *v, b))
                 .collect(),
-            dots: false,
+            dot: 0.0,
         })
         .collect();
     let total: f64 = series
@@ -378,4 +392,36 @@ pub fn throughput_svg(series: &Series, faults: &[Fault]) -> String {
     );
     s.push_str("</svg>");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_axis_labels_are_round_decades() {
+        assert_eq!(decade(3), "1 µs");
+        assert_eq!(decade(7), "10 ms");
+        assert_eq!(decade(11), "100 s");
+    }
+
+    #[test]
+    fn fault_periods_are_shaded_in_every_panel() {
+        let series = Series::build(&[], 10_000_000_000);
+        let faults = [Fault {
+            name: "partition-halves".into(),
+            start: 2_000_000_000,
+            end: 4_000_000_000,
+            targets: vec![],
+        }];
+        let svg = latency_svg(&series, &faults);
+        assert_eq!(svg.matches(fault_color("partition").1).count(), 3);
+        assert!(svg.contains("no completed operations"));
+        assert_eq!(
+            throughput_svg(&series, &faults)
+                .matches(fault_color("partition").1)
+                .count(),
+            1
+        );
+    }
 }

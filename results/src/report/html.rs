@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::markup::{duration, esc, flatten_config, secs};
 use super::series::Series;
 use super::timeline::Timeline;
-use super::{anomalies, charts, timeline_svg, ReportInput};
+use super::{anomalies, charts, glyphs, timeline_svg, ReportInput};
 use crate::{AnomalyKind, Validity};
 
 const CSS: &str = include_str!("report.css");
@@ -188,7 +188,7 @@ fn timeline(s: &mut String, model: &Timeline) {
         s,
         r#"<section class="card" id="timeline"><h2>Timeline <small>one lane per worker · hover anything for details · click a flag for its anomaly</small><span class="controls">zoom <input type="range" id="tl-zoom" min="0" max="50" value="0" aria-label="timeline zoom"><span id="tl-zoom-val">1.0×</span><button type="button" id="tl-fit">fit</button></span></h2><div class="legend">"#
     );
-    for (shape, label) in timeline_svg::legend() {
+    for (shape, label) in glyphs::legend() {
         let _ = write!(
             s,
             r#"<span><svg width="18" height="16" viewBox="-9 -8 18 16">{shape}</svg>{}</span>"#,
@@ -204,7 +204,7 @@ fn timeline(s: &mut String, model: &Timeline) {
         let _ = write!(
             s,
             r#"<span><svg width="18" height="12"><rect width="18" height="12" rx="2" fill="{}"/></svg>{label}</span>"#,
-            timeline_svg::fault_color(name).0
+            glyphs::fault_color(name).0
         );
     }
     let _ = write!(

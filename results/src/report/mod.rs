@@ -3,18 +3,21 @@
 //! `junit.xml` for the nightly job. Everything here is a pure function of a [`ReportInput`] — no
 //! Docker, no clock — except [`write_run_report`], which puts the files into a run directory.
 //!
-//! - [`timeline`]: history + resource log → lanes, holds, writes, marks, faults (a model).
-//! - [`timeline_svg`]: that model drawn; [`series`] + [`charts`]: latency percentiles and
+//! - [`timeline`]: history + resource log → lanes, holds, writes, marks, faults (a model;
+//!   derived in `timeline_build`).
+//! - [`timeline_svg`]: that model drawn, in the shapes and colours of [`glyphs`]; [`series`] + [`charts`]: latency percentiles and
 //!   throughput over time, drawn.
 //! - [`html`] + [`anomalies`]: the page; [`junit`]: the JUnit file; [`markup`]: escaping.
 
 pub mod anomalies;
 pub mod charts;
+pub mod glyphs;
 pub mod html;
 pub mod junit;
 pub mod markup;
 pub mod series;
 pub mod timeline;
+mod timeline_build;
 pub mod timeline_svg;
 
 use std::collections::BTreeMap;

@@ -38,7 +38,10 @@
       else if (tag === 'text') {
         el.setAttribute('x', x + (+(el.getAttribute('data-dx') || 0)));
         var w = el.getAttribute('data-w');
-        if (w !== null) el.setAttribute('display', (+w * pps >= +el.getAttribute('data-min')) ? 'inline' : 'none');
+        if (w !== null) {
+          var px = +w * pps, max = el.getAttribute('data-max');
+          el.setAttribute('display', (px >= +el.getAttribute('data-min') && (max === null || px < +max)) ? 'inline' : 'none');
+        }
       } else { el.setAttribute('transform', 'translate(' + x + ',' + el.getAttribute('data-y') + ')'); }
     });
     grid(pps);
@@ -57,6 +60,7 @@
     if (range.value < 30) { range.value = 30; layout(zoomOf(), false); }
     var x = +m.getAttribute('data-t') * base * zoomOf() + x0;
     scroller.scrollLeft = x - scroller.clientWidth / 2;
+    document.getElementById('timeline').scrollIntoView();
   }
   window.addEventListener('hashchange', focusHash);
   focusHash();

@@ -8,10 +8,8 @@
 //! comes from the `owner` fields (`worker-3`, or `worker-3/<suffix>`) of its acquisitions, releases
 //! and resource-log entries, or from [`super::ReportInput::process_workers`] when the harness knows.
 
-use std::collections::{BTreeMap, HashMap};
-
 use super::ReportInput;
-use crate::{AnomalyKind, Event, OpResult, OpType, Process, WriteResult, F};
+use crate::AnomalyKind;
 
 /// A time span in ns since the run's start, with what to call it.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,6 +130,7 @@ pub struct Fault {
 pub struct AnomalyMark {
     /// Position in `verdict.anomalies`.
     pub number: usize,
+    /// The latest time its evidence names: when the anomaly became manifest.
     pub time: u64,
     pub kind: AnomalyKind,
     pub fails: bool,
@@ -159,41 +158,9 @@ pub fn worker_of_owner(owner: &str) -> Option<String> {
 }
 
 /// Orders `worker-2` before `worker-10`.
-fn natural_key(name: &str) -> (String, u64, String) {
-    let digits_at = name
-        .find(|c: char| c.is_ascii_digit())
-        .unwrap_or(name.len());
-    let (head, tail) = name.split_at(digits_at);
-    let num_len = tail
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(tail.len());
-    let num = tail[..num_len].parse().unwrap_or(0);
-    (head.to_string(), num, tail[num_len..].to_string())
-}
-
-fn fault_targets(e: &Event) -> Vec<String> {
-    let Some(targets) = e.value.as_ref().and_then(|v| v.get("targets")) else {
-        return Vec::new();
-    };
-    match targets {
-        serde_json::Value::Array(items) => items.iter().map(super::markup::json_text).collect(),
-        other => vec![super::markup::json_text(other)],
-    }
-}
-
-fn outcome_of(e: &Event) -> WriteOutcome {
-    match (e.kind, e.result) {
-        (OpType::Ok, _) => WriteOutcome::Accepted,
-        (OpType::Fail, Some(OpResult::RejectedStaleFence)) => WriteOutcome::RejectedStale,
-        (OpType::Fail, Some(OpResult::RejectedDuplicate)) => WriteOutcome::RejectedDuplicate,
-        (OpType::Fail, _) => WriteOutcome::Failed,
-        _ => WriteOutcome::Unknown,
-    }
-}
-
 impl Timeline {
     pub fn build(input: &ReportInput<'_>) -> Timeline {
-        Builder::new(input).build()
+        super::timeline_build::Builder::new(input).build()
     }
 
     /// The lane index of a worker process.
@@ -204,444 +171,27 @@ impl Timeline {
     }
 }
 
-struct Builder<'i, 'a> {
-    input: &'i ReportInput<'a>,
-    lanes: Vec<Lane>,
-    lane_of: HashMap<u32, usize>,
-    by_index: HashMap<u64, Vec<usize>>,
-    by_seq: HashMap<u64, Vec<usize>>,
-}
-
-impl<'i, 'a> Builder<'i, 'a> {
-    fn new(input: &'i ReportInput<'a>) -> Self {
-        let mut names: BTreeMap<u32, String> = input.process_workers.clone();
-        let owners = input
-            .history
-            .iter()
-            .filter_map(|e| match e.process {
-                Process::Worker(p) => e.owner.as_deref().map(|o| (p, o)),
-                Process::Nemesis => None,
-            })
-            .chain(input.resource.iter().map(|r| (r.process, r.owner.as_str())));
-        for (p, owner) in owners {
-            if let Some(w) = worker_of_owner(owner) {
-                names.entry(p).or_insert(w);
-            }
-        }
-        let mut processes: Vec<u32> = input
-            .history
-            .iter()
-            .filter_map(|e| match e.process {
-                Process::Worker(p) => Some(p),
-                Process::Nemesis => None,
-            })
-            .chain(input.resource.iter().map(|r| r.process))
-            .collect();
-        processes.sort_unstable();
-        processes.dedup();
-        let mut by_name: BTreeMap<(String, u64, String), Lane> = BTreeMap::new();
-        for p in processes {
-            let name = names
-                .get(&p)
-                .cloned()
-                .unwrap_or_else(|| format!("process {p}"));
-            let lane = by_name.entry(natural_key(&name)).or_default();
-            lane.name = name;
-            lane.processes.push(p);
-        }
-        let lanes: Vec<Lane> = by_name.into_values().collect();
-        let lane_of = lanes
-            .iter()
-            .enumerate()
-            .flat_map(|(i, l)| l.processes.iter().map(move |p| (*p, i)))
-            .collect();
-        let (mut by_index, mut by_seq) = (HashMap::new(), HashMap::new());
-        for (n, a) in input.verdict.anomalies.iter().enumerate() {
-            for i in &a.evidence.indices {
-                by_index.entry(*i).or_insert_with(Vec::new).push(n);
-            }
-            for s in &a.evidence.seqs {
-                by_seq.entry(*s).or_insert_with(Vec::new).push(n);
-            }
-        }
-        Builder {
-            input,
-            lanes,
-            lane_of,
-            by_index,
-            by_seq,
-        }
-    }
-
-    fn evidence_of(&self, indices: &[u64], seq: Option<u64>) -> Vec<usize> {
-        let mut out: Vec<usize> = indices
-            .iter()
-            .filter_map(|i| self.by_index.get(i))
-            .chain(seq.and_then(|s| self.by_seq.get(&s)))
-            .flatten()
-            .copied()
-            .collect();
-        out.sort_unstable();
-        out.dedup();
-        out
-    }
-
-    fn build(mut self) -> Timeline {
-        let input = self.input;
-        let end = input
-            .history
-            .iter()
-            .map(|e| e.time)
-            .chain(input.resource.iter().map(|r| r.time))
-            .max()
-            .unwrap_or(0)
-            .max(input.run_end.unwrap_or(0))
-            .max(1);
-        let mut faults: Vec<Fault> = Vec::new();
-        let mut open_faults: Vec<(String, usize)> = Vec::new();
-        let mut open_holds: BTreeMap<(u32, Option<String>), Hold> = BTreeMap::new();
-        let mut pending: HashMap<(u32, &'static str), &Event> = HashMap::new();
-        let mut history_writes: Vec<(&Event, Option<&Event>)> = Vec::new();
-        let mut closed: Vec<Hold> = Vec::new();
-
-        for e in input.history {
-            let p = match e.process {
-                Process::Nemesis => {
-                    match &e.f {
-                        F::Start(name) => {
-                            open_faults.push((name.clone(), faults.len()));
-                            faults.push(Fault {
-                                name: name.clone(),
-                                start: e.time,
-                                end,
-                                targets: fault_targets(e),
-                            });
-                        }
-                        F::Stop(name) => {
-                            if let Some(pos) = open_faults.iter().position(|(n, _)| n == name) {
-                                let (_, at) = open_faults.remove(pos);
-                                faults[at].end = e.time;
-                            }
-                        }
-                        _ => {}
-                    }
-                    continue;
-                }
-                Process::Worker(p) => p,
-            };
-            let close = |holds: &mut BTreeMap<(u32, Option<String>), Hold>,
-                         closed: &mut Vec<Hold>,
-                         lock: Option<&String>,
-                         why: HoldEnd| {
-                let keys: Vec<_> = holds
-                    .keys()
-                    .filter(|(hp, hl)| *hp == p && (lock.is_none() || hl.as_ref() == lock))
-                    .cloned()
-                    .collect();
-                for k in keys {
-                    if let Some(mut h) = holds.remove(&k) {
-                        h.end = e.time;
-                        h.ended_by = why;
-                        closed.push(h);
-                    }
-                }
-            };
-            let lane = self.lane_of[&p];
-            match (&e.f, e.kind) {
-                (F::Acquire, OpType::Invoke) => {
-                    pending.insert((p, "acquire"), e);
-                }
-                (F::Acquire, kind) => {
-                    if let Some(inv) = pending.remove(&(p, "acquire")) {
-                        self.lanes[lane].waits.push(Span {
-                            start: inv.time,
-                            end: e.time,
-                            label: format!("acquire → {}", kind_str(kind)),
-                        });
-                    }
-                    if kind == OpType::Ok {
-                        close(
-                            &mut open_holds,
-                            &mut closed,
-                            e.lock.as_ref(),
-                            HoldEnd::Release,
-                        );
-                        open_holds.insert(
-                            (p, e.lock.clone()),
-                            Hold {
-                                start: e.time,
-                                end,
-                                ended_by: HoldEnd::RunEnd,
-                                process: p,
-                                lock: e.lock.clone(),
-                                owner: e.owner.clone(),
-                                lease: e.lease.clone(),
-                                token: e.token,
-                                index: e.index,
-                            },
-                        );
-                    }
-                }
-                (F::Write, OpType::Invoke) => {
-                    if let Some(prev) = pending.insert((p, "write"), e) {
-                        history_writes.push((prev, None));
-                    }
-                }
-                (F::Write, _) => {
-                    let inv = pending.remove(&(p, "write"));
-                    history_writes.push((inv.unwrap_or(e), Some(e)));
-                }
-                (F::Release, OpType::Invoke) => {
-                    close(
-                        &mut open_holds,
-                        &mut closed,
-                        e.lock.as_ref(),
-                        HoldEnd::Release,
-                    );
-                    pending.insert((p, "release"), e);
-                }
-                (F::Release, kind) => {
-                    let inv = pending.remove(&(p, "release"));
-                    let mark_kind = match (kind, e.result) {
-                        (OpType::Ok, _) => MarkKind::Released,
-                        (OpType::Fail, _) => MarkKind::ReleaseRejected,
-                        _ => MarkKind::ReleaseUnknown,
-                    };
-                    let indices: Vec<u64> =
-                        inv.map(|i| i.index).into_iter().chain([e.index]).collect();
-                    let detail = format!(
-                        "release {} · token {} · lease {}",
-                        e.result.map(|r| r.as_str()).unwrap_or(kind_str(kind)),
-                        opt(e.token.or(inv.and_then(|i| i.token))),
-                        e.lease
-                            .as_deref()
-                            .or(inv.and_then(|i| i.lease.as_deref()))
-                            .unwrap_or("—")
-                    );
-                    let anomalies = self.evidence_of(&indices, None);
-                    self.lanes[lane].marks.push(Mark {
-                        time: e.time,
-                        kind: mark_kind,
-                        index: e.index,
-                        detail,
-                        anomalies,
-                    });
-                }
-                (F::LeaseLost, _) => {
-                    close(
-                        &mut open_holds,
-                        &mut closed,
-                        e.lock.as_ref(),
-                        HoldEnd::LeaseLost,
-                    );
-                    let detail =
-                        format!("lease-lost · lease {}", e.lease.as_deref().unwrap_or("—"));
-                    let anomalies = self.evidence_of(&[e.index], None);
-                    self.lanes[lane].marks.push(Mark {
-                        time: e.time,
-                        kind: MarkKind::LeaseLost,
-                        index: e.index,
-                        detail,
-                        anomalies,
-                    });
-                }
-                (F::Exit, _) => {
-                    close(&mut open_holds, &mut closed, None, HoldEnd::Exit);
-                    let detail = format!(
-                        "process {p} exited{}",
-                        e.error
-                            .as_deref()
-                            .map(|m| format!(": {m}"))
-                            .unwrap_or_default()
-                    );
-                    let anomalies = self.evidence_of(&[e.index], None);
-                    self.lanes[lane].marks.push(Mark {
-                        time: e.time,
-                        kind: MarkKind::Exit,
-                        index: e.index,
-                        detail,
-                        anomalies,
-                    });
-                }
-                _ => {}
-            }
-        }
-        history_writes.extend(
-            pending
-                .into_iter()
-                .filter(|((_, f), _)| *f == "write")
-                .map(|(_, e)| (e, None)),
-        );
-        closed.extend(open_holds.into_values());
-        for h in closed {
-            let lane = self.lane_of[&h.process];
-            self.lanes[lane].holds.push(h);
-        }
-        self.add_writes(history_writes);
-        for fault in &faults {
-            for lane in &mut self.lanes {
-                let hit = fault.targets.iter().any(|t| {
-                    *t == lane.name || t.parse::<u32>().is_ok_and(|p| lane.processes.contains(&p))
-                });
-                if hit {
-                    lane.faulted.push(Span {
-                        start: fault.start,
-                        end: fault.end,
-                        label: fault.name.clone(),
-                    });
-                }
-            }
-        }
-        for lane in &mut self.lanes {
-            lane.holds.sort_by_key(|h| h.start);
-            lane.writes.sort_by_key(|w| w.time);
-        }
-        let anomalies = self.anomaly_marks();
-        Timeline {
-            end,
-            lanes: self.lanes,
-            faults,
-            anomalies,
-        }
-    }
-
-    /// Writes from the resource log (ground truth) plus those the resource never decided.
-    fn add_writes(&mut self, history_writes: Vec<(&Event, Option<&Event>)>) {
-        let by_op: HashMap<&str, (&Event, Option<&Event>)> = history_writes
-            .iter()
-            .filter_map(|(i, c)| i.op_id.as_deref().map(|op| (op, (*i, *c))))
-            .collect();
-        let mut decided: std::collections::HashSet<&str> = std::collections::HashSet::new();
-        for r in self.input.resource {
-            decided.insert(r.op_id.as_str());
-            let hist = by_op.get(r.op_id.as_str());
-            let indices: Vec<u64> = hist
-                .map(|(i, c)| std::iter::once(i.index).chain(c.map(|c| c.index)).collect())
-                .unwrap_or_default();
-            let outcome = match r.result {
-                WriteResult::Accepted => WriteOutcome::Accepted,
-                WriteResult::RejectedStaleFence => WriteOutcome::RejectedStale,
-                WriteResult::RejectedDuplicate => WriteOutcome::RejectedDuplicate,
-            };
-            let anomalies = self.evidence_of(&indices, Some(r.seq));
-            let lane = self.lane_of[&r.process];
-            self.lanes[lane].writes.push(WriteMark {
-                time: r.time,
-                process: r.process,
-                outcome,
-                token: r.token,
-                highest_before: r.highest_before,
-                key: Some(r.key.clone()),
-                op_id: Some(r.op_id.clone()),
-                seq: Some(r.seq),
-                index: indices.last().copied(),
-                anomalies,
-            });
-        }
-        for (inv, done) in history_writes {
-            if inv.op_id.as_deref().is_some_and(|op| decided.contains(op)) {
-                continue;
-            }
-            let last = done.unwrap_or(inv);
-            let Process::Worker(p) = inv.process else {
-                continue;
-            };
-            let outcome = done.map(outcome_of).unwrap_or(WriteOutcome::Unknown);
-            let indices: Vec<u64> = std::iter::once(inv.index)
-                .chain(done.map(|c| c.index))
-                .collect();
-            let anomalies = self.evidence_of(&indices, None);
-            let lane = self.lane_of[&p];
-            self.lanes[lane].writes.push(WriteMark {
-                time: last.time,
-                process: p,
-                outcome,
-                token: last.token.or(inv.token),
-                highest_before: last.highest_before,
-                key: inv.key.clone(),
-                op_id: inv.op_id.clone(),
-                seq: None,
-                index: Some(last.index),
-                anomalies,
-            });
-        }
-    }
-
-    fn anomaly_marks(&self) -> Vec<AnomalyMark> {
-        let input = self.input;
-        let time_of_index: HashMap<u64, (u64, Process)> = input
-            .history
-            .iter()
-            .map(|e| (e.index, (e.time, e.process)))
-            .collect();
-        let time_of_seq: HashMap<u64, (u64, u32)> = input
-            .resource
-            .iter()
-            .map(|r| (r.seq, (r.time, r.process)))
-            .collect();
-        let mut out = Vec::new();
-        for (number, a) in input.verdict.anomalies.iter().enumerate() {
-            let ev = &a.evidence;
-            let from_index = ev
-                .indices
-                .iter()
-                .filter_map(|i| time_of_index.get(i))
-                .map(|(t, _)| *t);
-            let from_seq = ev
-                .seqs
-                .iter()
-                .filter_map(|s| time_of_seq.get(s))
-                .map(|(t, _)| *t);
-            let Some(time) = ev
-                .times
-                .iter()
-                .copied()
-                .min()
-                .or_else(|| from_index.chain(from_seq).min())
-            else {
-                continue;
-            };
-            let by_owner = ev
-                .owner
-                .as_deref()
-                .and_then(worker_of_owner)
-                .and_then(|w| self.lanes.iter().position(|l| l.name == w));
-            let by_process = ev
-                .seqs
-                .iter()
-                .filter_map(|s| time_of_seq.get(s))
-                .map(|(_, p)| *p)
-                .chain(
-                    ev.indices
-                        .iter()
-                        .filter_map(|i| match time_of_index.get(i) {
-                            Some((_, Process::Worker(p))) => Some(*p),
-                            _ => None,
-                        }),
-                )
-                .find_map(|p| self.lane_of.get(&p).copied());
-            out.push(AnomalyMark {
-                number,
-                time,
-                kind: a.kind,
-                fails: a.fails,
-                lane: by_owner.or(by_process),
-            });
-        }
-        out
-    }
-}
-
-fn kind_str(k: OpType) -> &'static str {
-    match k {
-        OpType::Invoke => "invoke",
-        OpType::Ok => "ok",
-        OpType::Fail => "fail",
-        OpType::Info => "info",
-    }
-}
-
 /// An optional number for humans.
 pub fn opt(v: Option<u64>) -> String {
     v.map(|v| v.to_string()).unwrap_or_else(|| "—".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owners_name_their_worker_whatever_follows_the_name() {
+        assert_eq!(worker_of_owner("worker-3").as_deref(), Some("worker-3"));
+        assert_eq!(
+            worker_of_owner("worker-12/7f3a").as_deref(),
+            Some("worker-12")
+        );
+        assert_eq!(
+            worker_of_owner("worker-B:lease-9").as_deref(),
+            Some("worker-B")
+        );
+        assert_eq!(worker_of_owner("3f2a-uuid"), None);
+        assert_eq!(worker_of_owner("worker-"), None);
+    }
 }

@@ -8,8 +8,9 @@
 
 use std::fmt::Write as _;
 
+use super::glyphs::{fault_color, legend, mark_shape, ring, write_shape};
 use super::markup::{esc, px, secs};
-use super::timeline::{HoldEnd, MarkKind, Timeline, WriteMark, WriteOutcome};
+use super::timeline::{HoldEnd, Timeline, WriteMark};
 
 pub const LABEL_W: f64 = 128.0;
 pub const PLOT_W: f64 = 1160.0;
@@ -21,57 +22,6 @@ const NEMESIS_Y: f64 = 28.0;
 const LANES_Y: f64 = 58.0;
 const LANE_H: f64 = 50.0;
 const FLAG_ROW_H: f64 = 20.0;
-
-/// The colours of a fault by its name: (strong, light).
-pub fn fault_color(name: &str) -> (&'static str, &'static str) {
-    let n = name.to_ascii_lowercase();
-    if n.contains("pause") || n.contains("stop") {
-        ("#d97706", "#fef3c7")
-    } else if n.contains("partition") || n.contains("isolate") {
-        ("#7c3aed", "#ede9fe")
-    } else if n.contains("kill") || n.contains("crash") {
-        ("#dc2626", "#fee2e2")
-    } else {
-        ("#0f766e", "#ccfbf1")
-    }
-}
-
-/// Marker shapes centred on (0,0); the legend uses the same ones.
-pub fn write_shape(o: WriteOutcome) -> &'static str {
-    match o {
-        WriteOutcome::Accepted => {
-            r##"<circle r="4.5" fill="#16a34a" stroke="#fff" stroke-width="1.2"/>"##
-        }
-        WriteOutcome::RejectedStale => {
-            r##"<circle r="5.5" fill="#fff" opacity=".9"/><path d="M-3.6-3.6L3.6 3.6M-3.6 3.6L3.6-3.6" stroke="#dc2626" stroke-width="2.4" stroke-linecap="round"/>"##
-        }
-        WriteOutcome::RejectedDuplicate => {
-            r##"<rect x="-4" y="-4" width="8" height="8" fill="#fff" stroke="#ea580c" stroke-width="2"/>"##
-        }
-        WriteOutcome::Unknown => {
-            r##"<path d="M0-5.5L5.5 0L0 5.5L-5.5 0Z" fill="#fff" stroke="#475569" stroke-width="1.6"/>"##
-        }
-        WriteOutcome::Failed => {
-            r##"<circle r="4" fill="#fff" stroke="#64748b" stroke-width="1.6"/>"##
-        }
-    }
-}
-
-pub fn mark_shape(k: MarkKind) -> &'static str {
-    match k {
-        MarkKind::LeaseLost => {
-            r##"<path d="M-5.5-17L5.5-17L0-9Z" fill="#ea580c"/><path d="M0-9V10" stroke="#ea580c" stroke-width="1.5" stroke-dasharray="2 2"/>"##
-        }
-        MarkKind::Exit => {
-            r##"<path d="M0-18V18" stroke="#111827" stroke-width="2"/><circle r="6" fill="#111827"/><path d="M-2.8-2.8L2.8 2.8M-2.8 2.8L2.8-2.8" stroke="#fff" stroke-width="1.6"/>"##
-        }
-        MarkKind::Released => r##"<path d="M0-11V11" stroke="#1e3a8a" stroke-width="2.4"/>"##,
-        MarkKind::ReleaseRejected => {
-            r##"<path d="M0-11V11" stroke="#9333ea" stroke-width="2.4" stroke-dasharray="3 2"/>"##
-        }
-        MarkKind::ReleaseUnknown => r##"<path d="M0-11V11" stroke="#94a3b8" stroke-width="2.4"/>"##,
-    }
-}
 
 /// Total height of the drawing.
 pub fn height(t: &Timeline) -> f64 {
@@ -213,18 +163,32 @@ pub fn plot(t: &Timeline) -> String {
             px(fw),
             esc(&title)
         );
-        let label = format!("{} {}", f.name, f.targets.join(","));
-        let _ = write!(
-            s,
-            r##"<text data-t="{}" data-dx="4" data-w="{}" data-min="{}" x="{}" y="{}" font-size="11" fill="#fff" font-weight="600"{}>{}</text>"##,
-            ts(f.start),
-            ts(f.end - f.start),
-            label.len() * 6 + 8,
-            px(fx + 4.0),
-            px(NEMESIS_Y + 15.0),
-            hidden(fw, label.len() * 6 + 8),
-            esc(&label)
-        );
+        // The longest label that fits is shown; zooming in reveals the longer ones.
+        let full = format!("{} → {}", f.name, f.targets.join(", "));
+        let short = f.name.clone();
+        let tiny = f.name.split('-').next().unwrap_or("").to_string();
+        let fits = |l: &str| l.chars().count() * 7 + 8;
+        let mut max: Option<usize> = None;
+        for label in [full, short, tiny] {
+            let min = fits(&label);
+            if max.is_some_and(|m| min >= m) {
+                continue;
+            }
+            let shown = fw >= min as f64 && max.is_none_or(|m| fw < m as f64);
+            let _ = write!(
+                s,
+                r##"<text data-t="{}" data-dx="4" data-w="{}" data-min="{min}"{} x="{}" y="{}" font-size="11" fill="#fff" font-weight="600" pointer-events="none"{}>{}</text>"##,
+                ts(f.start),
+                ts(f.end - f.start),
+                max.map(|m| format!(r#" data-max="{m}""#))
+                    .unwrap_or_default(),
+                px(fx + 4.0),
+                px(NEMESIS_Y + 15.0),
+                if shown { "" } else { r#" display="none""# },
+                esc(&label)
+            );
+            max = Some(min);
+        }
     }
     s.push_str(&grid(t, pps, h));
     for (i, lane) in t.lanes.iter().enumerate() {
@@ -271,7 +235,11 @@ pub fn plot(t: &Timeline) -> String {
         );
     }
     for (i, lane) in t.lanes.iter().enumerate() {
-        let cy = LANES_Y + i as f64 * LANE_H + 26.0;
+        // Writes in a row above the hold bar, so bars and their token labels stay visible.
+        let (wy, cy) = (
+            LANES_Y + i as f64 * LANE_H + 13.0,
+            LANES_Y + i as f64 * LANE_H + 32.0,
+        );
         for w in &lane.waits {
             let _ = write!(
                 s,
@@ -307,7 +275,7 @@ pub fn plot(t: &Timeline) -> String {
             );
             if let Some(tok) = hd.token {
                 let label = format!("t{tok}");
-                let min = label.len() * 7 + 14;
+                let min = label.len() * 6 + 10;
                 let _ = write!(
                     s,
                     r##"<text data-t="{}" data-dx="5" data-w="{}" data-min="{min}" x="{}" y="{}" font-size="10" font-weight="700" fill="#fff" pointer-events="none"{}>{label}</text>"##,
@@ -339,9 +307,9 @@ pub fn plot(t: &Timeline) -> String {
                 s,
                 r##"<g data-t="{}" data-y="{}" transform="translate({},{})" class="tl-write"><title>{}</title>{}{}</g>"##,
                 ts(w.time),
-                px(cy),
+                px(wy),
                 px(x(w.time)),
-                px(cy),
+                px(wy),
                 esc(&write_title(w)),
                 write_shape(w.outcome),
                 ring(&w.anomalies)
@@ -382,20 +350,6 @@ fn short_fault(name: &str) -> String {
         .into_iter()
         .find(|w| n.contains(&w[..4]))
         .map_or_else(|| name.to_string(), str::to_string)
-}
-
-fn ring(anomalies: &[usize]) -> String {
-    if anomalies.is_empty() {
-        return String::new();
-    }
-    let nums = anomalies
-        .iter()
-        .map(|n| format!("#{}", n + 1))
-        .collect::<Vec<_>>()
-        .join(" ");
-    format!(
-        r##"<circle r="9" fill="none" stroke="#dc2626" stroke-width="2.2" class="tl-evidence"><title>evidence of anomaly {nums}</title></circle>"##
-    )
 }
 
 fn write_title(w: &WriteMark) -> String {
@@ -492,22 +446,4 @@ pub fn standalone(t: &Timeline) -> String {
     }
     s.push_str("</g></svg>");
     s
-}
-
-/// Legend entries: (shape centred on 0,0, label).
-pub fn legend() -> Vec<(String, &'static str)> {
-    vec![
-        (r##"<rect x="-8" y="-6" width="16" height="12" rx="2" fill="#2563eb"/>"##.to_string(), "lock held (token)"),
-        (r##"<rect x="-8" y="-1" width="16" height="2" fill="#cbd5e1"/>"##.to_string(), "trying to acquire"),
-        (r##"<rect x="-8" y="-7" width="16" height="14" fill="url(#hatch-pause)" stroke="#d97706" stroke-width=".5"/>"##.to_string(), "paused / faulted worker"),
-        (write_shape(WriteOutcome::Accepted).to_string(), "write accepted"),
-        (write_shape(WriteOutcome::RejectedStale).to_string(), "write rejected (stale fence)"),
-        (write_shape(WriteOutcome::RejectedDuplicate).to_string(), "rejected duplicate"),
-        (write_shape(WriteOutcome::Unknown).to_string(), "write unknown"),
-        (r##"<path d="M-5.5-6L5.5-6L0 2Z" fill="#ea580c"/>"##.to_string(), "lease lost"),
-        (r##"<circle r="6" fill="#111827"/><path d="M-2.8-2.8L2.8 2.8M-2.8 2.8L2.8-2.8" stroke="#fff" stroke-width="1.6"/>"##.to_string(), "process exit"),
-        (r##"<path d="M0-7V7" stroke="#1e3a8a" stroke-width="2.4"/>"##.to_string(), "released"),
-        (r##"<path d="M0-7V7" stroke="#9333ea" stroke-width="2.4" stroke-dasharray="3 2"/>"##.to_string(), "release rejected"),
-        (r##"<circle r="7" fill="none" stroke="#dc2626" stroke-width="2.2"/>"##.to_string(), "anomaly evidence"),
-    ]
 }

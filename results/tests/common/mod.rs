@@ -278,8 +278,37 @@ fn finish(
         e.index = i as u64;
     }
     g.res.sort_by_key(|r| r.time);
+    // Writes were generated holder by holder, so decide them again in time order, as the
+    // resource did, and tell each worker the same answer.
+    let mut highest: Option<u64> = None;
+    let mut answers = std::collections::HashMap::new();
     for (i, r) in g.res.iter_mut().enumerate() {
         r.seq = i as u64;
+        r.highest_before = highest;
+        let accepted = !sc.fenced || highest.is_none_or(|hb| r.token >= Some(hb));
+        r.result = if accepted {
+            WriteResult::Accepted
+        } else {
+            WriteResult::RejectedStaleFence
+        };
+        if accepted {
+            highest = highest.max(r.token);
+        }
+        answers.insert(r.op_id.clone(), (r.result, r.highest_before));
+    }
+    for e in
+        g.ev.iter_mut()
+            .filter(|e| e.f == F::Write && e.kind != OpType::Invoke)
+    {
+        if let Some((result, hb)) = e.op_id.as_ref().and_then(|op| answers.get(op)) {
+            e.kind = if result.is_accepted() {
+                OpType::Ok
+            } else {
+                OpType::Fail
+            };
+            e.result = Some((*result).into());
+            e.highest_before = *hb;
+        }
     }
     let h = &g.ev;
     let mut anomalies = Vec::new();
@@ -311,13 +340,13 @@ fn finish(
             });
         }
     }
-    for (_, held, decided, accepted) in stale {
+    for (_, held, decided, _) in stale {
         let r = g
             .res
             .iter()
             .find(|r| r.time == *decided)
             .expect("stale decision");
-        if !*accepted {
+        if !r.result.is_accepted() {
             continue;
         }
         let prior = g
