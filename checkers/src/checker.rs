@@ -3,7 +3,7 @@
 //! always gives the same findings. Streaming (one event at a time) keeps memory bounded by what a
 //! checker must remember (open holds, pending operations), not by the history's length.
 
-use results::{Anomaly, AnomalyKind, Diagnosis, Evidence, EventRef, ResourceRef};
+use results::{Anomaly, AnomalyKind, Diagnosis, EventRef, Evidence, ResourceRef};
 
 /// How many anomalies of one kind keep their full evidence; the rest are only counted, so a
 /// thoroughly broken run cannot exhaust memory with millions of evidence packets.

@@ -213,7 +213,11 @@ pub fn generate_into(
                     (Some(TokenRegression), Some(p)) => p.token.map(|t| t - 1),
                     _ => g.next_token(),
                 };
-                let h = HoldInfo { worker: w, lease: format!("lease-{k}"), token };
+                let h = HoldInfo {
+                    worker: w,
+                    lease: format!("lease-{k}"),
+                    token,
+                };
                 let ok = g.op(w, OpType::Ok, F::Acquire, Some(&h));
                 g.emit(ok);
                 h
@@ -260,14 +264,24 @@ pub fn generate_into(
         }
         if let (Some(StaleAcceptedWrite), Some(p)) = (planted, &prev) {
             let late = 1000 + k as u32;
-            g.write(late, p, format!("late-{k}"), WriteResult::Accepted, OpType::Info);
+            g.write(
+                late,
+                p,
+                format!("late-{k}"),
+                WriteResult::Accepted,
+                OpType::Info,
+            );
         }
         if shape.counter {
             let mut inv = g.op(w, OpType::Invoke, F::Read, None);
             inv.lock = None;
             inv.key = Some("counter".into());
             g.emit(inv.clone());
-            let seen = if planted == Some(LostUpdate) { g.count - 1 } else { g.count };
+            let seen = if planted == Some(LostUpdate) {
+                g.count - 1
+            } else {
+                g.count
+            };
             let mut done = inv.clone();
             done.kind = OpType::Ok;
             done.value = Some(seen.into());
@@ -305,7 +319,11 @@ pub fn generate_into(
                 g.emit(inv);
             }
             let token = g.next_token();
-            let h = HoldInfo { worker: next, lease: format!("lease-{}", k + 1), token };
+            let h = HoldInfo {
+                worker: next,
+                lease: format!("lease-{}", k + 1),
+                token,
+            };
             let ok = g.op(next, OpType::Ok, F::Acquire, Some(&h));
             g.emit(ok);
             early = Some(h);

@@ -168,8 +168,18 @@ pub fn log(entries: impl IntoIterator<Item = ResourceEntry>) -> Vec<ResourceEntr
 pub fn training_timeline(fenced: bool) -> (Vec<Event>, Vec<ResourceEntry>) {
     let lock = "report:417:rebuild";
     let key = "report:417";
-    let a = |e: Event| e.lock(lock).owner("worker-A").lease("training-lease-1").token(1);
-    let b = |e: Event| e.lock(lock).owner("worker-B").lease("training-lease-2").token(2);
+    let a = |e: Event| {
+        e.lock(lock)
+            .owner("worker-A")
+            .lease("training-lease-1")
+            .token(1)
+    };
+    let b = |e: Event| {
+        e.lock(lock)
+            .owner("worker-B")
+            .lease("training-lease-2")
+            .token(2)
+    };
     let (a_write, a_high, a_release) = if fenced {
         (WriteResult::RejectedStaleFence, 2, ReleaseRejectedNotOwner)
     } else {
@@ -183,10 +193,23 @@ pub fn training_timeline(fenced: bool) -> (Vec<Event>, Vec<ResourceEntry>) {
         start("pause").at_ms(20),
         invoke(2, Acquire).lock(lock).at_ms(2100),
         b(ok(2, Acquire)).at_ms(2110),
-        b(invoke(2, Write)).key(key).value("v2").op_id("2-1").at_ms(2120),
-        b(ok(2, Write)).key(key).value("v2").op_id("2-1").result(Accepted).at_ms(2130),
+        b(invoke(2, Write))
+            .key(key)
+            .value("v2")
+            .op_id("2-1")
+            .at_ms(2120),
+        b(ok(2, Write))
+            .key(key)
+            .value("v2")
+            .op_id("2-1")
+            .result(Accepted)
+            .at_ms(2130),
         stop("pause").at_ms(6000),
-        a(invoke(1, Write)).key(key).value("v1").op_id("1-1").at_ms(6010),
+        a(invoke(1, Write))
+            .key(key)
+            .value("v1")
+            .op_id("1-1")
+            .at_ms(6010),
         a(a_write_kind(1, Write))
             .key(key)
             .value("v1")

@@ -9,14 +9,22 @@ use results::{AnomalyKind::*, Event, Validity};
 fn acquire(p: u32, lease: &str, token: u64) -> [Event; 2] {
     [
         invoke(p, Acquire).lock("l"),
-        ok(p, Acquire).lock("l").lease(lease).owner(&format!("w{p}")).token(token),
+        ok(p, Acquire)
+            .lock("l")
+            .lease(lease)
+            .owner(&format!("w{p}"))
+            .token(token),
     ]
 }
 
 fn release(p: u32, lease: &str, token: u64) -> [Event; 2] {
     [
         invoke(p, Release).lock("l").lease(lease).token(token),
-        ok(p, Release).lock("l").lease(lease).token(token).result(Released),
+        ok(p, Release)
+            .lock("l")
+            .lease(lease)
+            .token(token)
+            .result(Released),
     ]
 }
 
@@ -27,7 +35,12 @@ fn h(parts: impl IntoIterator<Item = [Event; 2]>) -> Vec<Event> {
 #[test]
 fn a_serial_history_with_rising_tokens_is_clean() {
     let v = verdict(
-        &h([acquire(1, "L1", 5), release(1, "L1", 5), acquire(2, "L2", 7), release(2, "L2", 7)]),
+        &h([
+            acquire(1, "L1", 5),
+            release(1, "L1", 5),
+            acquire(2, "L2", 7),
+            release(2, "L2", 7),
+        ]),
         &[],
     );
     assert_clean(&v);
@@ -36,12 +49,22 @@ fn a_serial_history_with_rising_tokens_is_clean() {
 
 #[test]
 fn the_same_token_handed_out_again_is_a_duplicate_token_not_a_regression() {
-    let v = verdict(&h([acquire(1, "L1", 5), release(1, "L1", 5), acquire(2, "L2", 5)]), &[]);
+    let v = verdict(
+        &h([
+            acquire(1, "L1", 5),
+            release(1, "L1", 5),
+            acquire(2, "L2", 5),
+        ]),
+        &[],
+    );
     assert_eq!(kinds(&v), vec![DuplicateToken]);
     let e = &only(&v, DuplicateToken)[0].evidence;
     assert_eq!(e.indices, vec![1, 5]);
     assert_eq!(e.other["other_lease"], "L1");
-    assert!(only(&v, DuplicateToken)[0].diagnosis.next_action.contains("linearizable"));
+    assert!(only(&v, DuplicateToken)[0]
+        .diagnosis
+        .next_action
+        .contains("linearizable"));
 }
 
 #[test]
@@ -58,10 +81,20 @@ fn two_concurrent_acquisitions_with_one_token_are_a_duplicate_token() {
 
 #[test]
 fn a_lower_token_after_a_completed_higher_one_is_a_token_regression() {
-    let v = verdict(&h([acquire(1, "L1", 9), release(1, "L1", 9), acquire(2, "L2", 4)]), &[]);
+    let v = verdict(
+        &h([
+            acquire(1, "L1", 9),
+            release(1, "L1", 9),
+            acquire(2, "L2", 4),
+        ]),
+        &[],
+    );
     assert_eq!(kinds(&v), vec![TokenRegression]);
     let e = &only(&v, TokenRegression)[0].evidence;
-    assert_eq!((e.token, e.other["earlier_token"].as_u64()), (Some(4), Some(9)));
+    assert_eq!(
+        (e.token, e.other["earlier_token"].as_u64()),
+        (Some(4), Some(9))
+    );
 }
 
 #[test]
@@ -71,7 +104,11 @@ fn a_lower_token_for_an_acquire_invoked_before_the_higher_completed_is_allowed()
         invoke(1, Acquire).lock("l"),
         ok(1, Acquire).lock("l").lease("L1").token(9),
         invoke(1, Release).lock("l").lease("L1").token(9),
-        ok(1, Release).lock("l").lease("L1").token(9).result(Released),
+        ok(1, Release)
+            .lock("l")
+            .lease("L1")
+            .token(9)
+            .result(Released),
         ok(2, Acquire).lock("l").lease("L2").token(4),
     ]);
     assert_clean(&verdict(&hist, &[]));
@@ -89,13 +126,23 @@ fn tokenless_recipes_make_token_checkers_not_applicable() {
     assert_clean(&v);
     assert_eq!(status(&v, TokenRegression), "not applicable");
     assert_eq!(status(&v, DuplicateToken), "not applicable");
-    assert!(v.stats["token-regression"]["note"].as_str().unwrap().contains("no fence token"));
+    assert!(v.stats["token-regression"]["note"]
+        .as_str()
+        .unwrap()
+        .contains("no fence token"));
 }
 
 #[test]
 fn a_stale_owners_successful_release_is_a_double_release() {
     // A holds L1; B acquires L2 (A's lease expired while paused); A's release says released.
-    let v = verdict(&h([acquire(1, "L1", 1), acquire(2, "L2", 2), release(1, "L1", 1)]), &[]);
+    let v = verdict(
+        &h([
+            acquire(1, "L1", 1),
+            acquire(2, "L2", 2),
+            release(1, "L1", 1),
+        ]),
+        &[],
+    );
     let dr = only(&v, DoubleRelease);
     assert_eq!(dr.len(), 1, "{:#?}", v.anomalies);
     let e = &dr[0].evidence;
@@ -113,18 +160,33 @@ fn a_release_rejected_as_not_owner_is_not_a_double_release() {
         acquire(2, "L2", 2),
         [
             invoke(1, Release).lock("l").lease("L1").token(1),
-            fail(1, Release).lock("l").lease("L1").token(1).result(ReleaseRejectedNotOwner),
+            fail(1, Release)
+                .lock("l")
+                .lease("L1")
+                .token(1)
+                .result(ReleaseRejectedNotOwner),
         ],
     ]);
     let v = verdict(&hist, &[]);
     assert!(only(&v, DoubleRelease).is_empty());
     assert_eq!(kinds(&v), vec![ConcurrentHolders]);
-    assert_eq!(v.valid, Validity::Valid, "concurrent-holders does not fail by default");
+    assert_eq!(
+        v.valid,
+        Validity::Valid,
+        "concurrent-holders does not fail by default"
+    );
 }
 
 #[test]
 fn releasing_one_acquisition_twice_is_a_double_release() {
-    let v = verdict(&h([acquire(1, "L1", 1), release(1, "L1", 1), release(1, "L1", 1)]), &[]);
+    let v = verdict(
+        &h([
+            acquire(1, "L1", 1),
+            release(1, "L1", 1),
+            release(1, "L1", 1),
+        ]),
+        &[],
+    );
     assert_eq!(kinds(&v), vec![DoubleRelease]);
     assert!(only(&v, DoubleRelease)[0].summary.contains("twice"));
 }
@@ -152,7 +214,11 @@ fn a_hold_ends_at_release_invoke_lease_lost_exit_or_info() {
         events.push(end.clone());
         events.extend(acquire(2, "L2", 2));
         let v = verdict(&history(events), &[]);
-        assert!(only(&v, ConcurrentHolders).is_empty(), "{end:?}: {:#?}", v.anomalies);
+        assert!(
+            only(&v, ConcurrentHolders).is_empty(),
+            "{end:?}: {:#?}",
+            v.anomalies
+        );
     }
 }
 

@@ -29,7 +29,10 @@ fn a_stale_token_the_resource_rejected_is_fencing_working() {
     let mut late = res("k", Some(1), "lease-1", WriteResult::RejectedStaleFence);
     late.highest_before = Some(2);
     let h = history([invoke(1, Write).key("k").token(1)]);
-    let v = verdict(&h, &log([res("k", Some(2), "lease-2", WriteResult::Accepted), late]));
+    let v = verdict(
+        &h,
+        &log([res("k", Some(2), "lease-2", WriteResult::Accepted), late]),
+    );
     assert!(only(&v, StaleAcceptedWrite).is_empty());
     assert_eq!(status(&v, StaleAcceptedWrite), "checked");
 }

@@ -6,7 +6,7 @@
 use crate::checker::{Checker, End, Findings, Outcome};
 use crate::diagnosis;
 use crate::holds::HoldBook;
-use results::{AnomalyKind, Evidence, EventRef};
+use results::{AnomalyKind, EventRef, Evidence};
 use serde_json::json;
 
 /// See the module doc.

@@ -10,7 +10,7 @@ use crate::checker::{Checker, End, Findings, Outcome};
 use crate::diagnosis;
 use crate::holds::HoldBook;
 use crate::kinds::concurrent_holders::fmt_token;
-use results::{AnomalyKind, Evidence, EventRef, OpResult, OpType, Process, F};
+use results::{AnomalyKind, EventRef, Evidence, OpResult, OpType, Process, F};
 use serde_json::json;
 use std::collections::HashMap;
 
@@ -136,12 +136,17 @@ impl DoubleRelease {
                 acq.index, e.index
             );
             out.push(summary, evidence, diagnosis::double_release_twice(obs));
-        } else if let Some(h) = self.book.open(&acq.lock).iter().find(|h| {
-            h.process != p && h.index > acq.index && h.index < rel.index
-        }) {
+        } else if let Some(h) = self
+            .book
+            .open(&acq.lock)
+            .iter()
+            .find(|h| h.process != p && h.index > acq.index && h.index < rel.index)
+        {
             evidence.indices = vec![acq.index, h.index, rel.index, e.index];
             evidence.times = vec![acq.time, h.time, rel.time, e.time];
-            evidence.other.insert("holder_process".into(), json!(h.process));
+            evidence
+                .other
+                .insert("holder_process".into(), json!(h.process));
             evidence.other.insert("holder_owner".into(), json!(h.owner));
             evidence.other.insert("holder_lease".into(), json!(h.lease));
             evidence.other.insert("holder_token".into(), json!(h.token));

@@ -13,7 +13,7 @@ use crate::checker::{Checker, End, Findings, Outcome};
 use crate::diagnosis;
 use crate::holds::HoldBook;
 use crate::kinds::token_regression::{token_outcome, Acquired};
-use results::{AnomalyKind, Evidence, EventRef, OpType, Process, ResourceRef, F};
+use results::{AnomalyKind, EventRef, Evidence, OpType, Process, ResourceRef, F};
 use serde_json::json;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -72,7 +72,8 @@ impl Checker for DuplicateToken {
         let entry = (r.lease.to_string(), r.owner.to_string(), r.seq, r.time);
         let Some(k) = self.keys.get_mut(r.key.as_ref()) else {
             let leases = vec![entry];
-            self.keys.insert(r.key.to_string(), KeyTokens { token: t, leases });
+            self.keys
+                .insert(r.key.to_string(), KeyTokens { token: t, leases });
             return;
         };
         if t > k.token {
@@ -194,7 +195,9 @@ fn report(lock: &str, x: &Acquired, y: &Acquired, out: &mut Findings) {
         times: vec![x.time, y.time],
         ..Default::default()
     };
-    evidence.other.insert("other_process".into(), json!(x.process));
+    evidence
+        .other
+        .insert("other_process".into(), json!(x.process));
     evidence.other.insert("other_owner".into(), json!(x.owner));
     evidence.other.insert("other_lease".into(), json!(x.lease));
     let obs = format!(

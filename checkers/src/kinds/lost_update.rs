@@ -8,7 +8,7 @@
 
 use crate::checker::{Checker, End, Findings, Outcome};
 use crate::diagnosis;
-use results::{AnomalyKind, Evidence, EventRef, OpType, Process, F};
+use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
 use std::collections::HashMap;
 
@@ -76,21 +76,31 @@ impl Checker for LostUpdate {
                 };
                 evidence.other.insert("process".into(), json!(p));
                 evidence.other.insert("read_value".into(), json!(v));
-                evidence.other.insert("acknowledged_before_read".into(), json!(lower));
-                evidence.other.insert("attempted_before_read_returned".into(), json!(upper));
+                evidence
+                    .other
+                    .insert("acknowledged_before_read".into(), json!(lower));
+                evidence
+                    .other
+                    .insert("attempted_before_read_returned".into(), json!(upper));
                 if below {
                     let summary = format!(
                         "counter {key} read {v} at index {} but {lower} increments had been acknowledged before the read began",
                         e.index
                     );
-                    let obs = format!("{} acknowledged increments are missing", lower as i128 - v as i128);
+                    let obs = format!(
+                        "{} acknowledged increments are missing",
+                        lower as i128 - v as i128
+                    );
                     out.push(summary, evidence, diagnosis::lost_update_low(obs));
                 } else {
                     let summary = format!(
                         "counter {key} read {v} at index {} but at most {upper} increments had been attempted",
                         e.index
                     );
-                    let obs = format!("the counter is {} above every attempted increment", v as i128 - upper as i128);
+                    let obs = format!(
+                        "the counter is {} above every attempted increment",
+                        v as i128 - upper as i128
+                    );
                     out.push(summary, evidence, diagnosis::lost_update_high(obs));
                 }
             }

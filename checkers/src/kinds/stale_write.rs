@@ -7,7 +7,7 @@
 use crate::checker::{Checker, End, Findings, Outcome};
 use crate::diagnosis;
 use crate::kinds::resource_presence::Presence;
-use results::{AnomalyKind, Evidence, EventRef, ResourceRef};
+use results::{AnomalyKind, EventRef, Evidence, ResourceRef};
 use serde_json::json;
 use std::collections::HashMap;
 

@@ -17,7 +17,7 @@
 use crate::checker::{Checker, End, Findings, Outcome};
 use crate::diagnosis;
 use crate::holds::HoldBook;
-use results::{AnomalyKind, Evidence, EventRef, OpType, Process, F};
+use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -67,11 +67,25 @@ impl StuckLock {
         l.attempts > 0 || l.last_attempt.is_some_and(|t| t + self.slack >= now)
     }
 
-    fn oblige(&mut self, lock: &str, reason: String, e: &EventRef<'_>, holder: Option<(Option<String>, Option<String>, Option<u64>)>) {
+    fn oblige(
+        &mut self,
+        lock: &str,
+        reason: String,
+        e: &EventRef<'_>,
+        holder: Option<(Option<String>, Option<String>, Option<u64>)>,
+    ) {
         let start = self.faults.is_empty().then_some(e.time);
         let l = self.locks.entry(lock.to_string()).or_default();
-        let tried_early = l.attempts > 0 || l.last_attempt.is_some_and(|t| t + self.slack >= e.time);
-        l.obligation = Some(Obligation { reason, index: e.index, time: e.time, holder, start, tried_early });
+        let tried_early =
+            l.attempts > 0 || l.last_attempt.is_some_and(|t| t + self.slack >= e.time);
+        l.obligation = Some(Obligation {
+            reason,
+            index: e.index,
+            time: e.time,
+            holder,
+            start,
+            tried_early,
+        });
         self.recompute_deadline();
     }
 
@@ -96,12 +110,24 @@ impl StuckLock {
             }
         }
         for name in due {
-            let Some(l) = self.locks.get(&name) else { continue };
-            let Some(o) = l.obligation.clone() else { continue };
+            let Some(l) = self.locks.get(&name) else {
+                continue;
+            };
+            let Some(o) = l.obligation.clone() else {
+                continue;
+            };
             let start = o.start.unwrap_or(o.time);
             let deadline = start + span;
             if o.tried_early && self.trying(l, deadline) {
-                report(&name, &o, start, deadline, self.ttl.unwrap_or(0), self.slack, out);
+                report(
+                    &name,
+                    &o,
+                    start,
+                    deadline,
+                    self.ttl.unwrap_or(0),
+                    self.slack,
+                    out,
+                );
             }
             if let Some(l) = self.locks.get_mut(&name) {
                 l.obligation = None;
@@ -139,10 +165,18 @@ impl Checker for StuckLock {
                 if self.faults.is_empty() {
                     let names: Vec<String> = self.locks.keys().cloned().collect();
                     for name in names {
-                        let tried = self.locks.get(&name).is_some_and(|l| self.trying(l, e.time));
-                        let Some(l) = self.locks.get_mut(&name) else { continue };
+                        let tried = self
+                            .locks
+                            .get(&name)
+                            .is_some_and(|l| self.trying(l, e.time));
+                        let Some(l) = self.locks.get_mut(&name) else {
+                            continue;
+                        };
                         let o = l.obligation.get_or_insert_with(|| Obligation {
-                            reason: format!("the nemesis healed every fault ({}) at index {}", e.f, e.index),
+                            reason: format!(
+                                "the nemesis healed every fault ({}) at index {}",
+                                e.f, e.index
+                            ),
                             index: e.index,
                             time: e.time,
                             holder: None,
@@ -156,7 +190,9 @@ impl Checker for StuckLock {
                 }
             }
             (Process::Worker(p), F::Acquire, kind) => {
-                let Some(lock) = self.book.acquire_lock(e).map(str::to_string) else { return self.book.apply(e, |_, _| {}) };
+                let Some(lock) = self.book.acquire_lock(e).map(str::to_string) else {
+                    return self.book.apply(e, |_, _| {});
+                };
                 let slack = self.slack;
                 let l = self.locks.entry(lock.clone()).or_default();
                 match kind {
@@ -196,7 +232,10 @@ impl Checker for StuckLock {
                     if let Some(l) = self.locks.get_mut(&lock) {
                         l.attempts = l.attempts.saturating_sub(1);
                     }
-                    let why = format!("process {p} exited at index {} with an acquire pending", e.index);
+                    let why = format!(
+                        "process {p} exited at index {} with an acquire pending",
+                        e.index
+                    );
                     self.oblige(&lock, why, e, None);
                 }
             }
@@ -217,7 +256,15 @@ impl Checker for StuckLock {
     }
 }
 
-fn report(lock: &str, o: &Obligation, start: u64, deadline: u64, ttl: u64, slack: u64, out: &mut Findings) {
+fn report(
+    lock: &str,
+    o: &Obligation,
+    start: u64,
+    deadline: u64,
+    ttl: u64,
+    slack: u64,
+    out: &mut Findings,
+) {
     let mut evidence = Evidence {
         lock: Some(lock.to_string()),
         indices: vec![o.index],
@@ -231,7 +278,9 @@ fn report(lock: &str, o: &Obligation, start: u64, deadline: u64, ttl: u64, slack
     }
     evidence.other.insert("reason".into(), json!(o.reason));
     evidence.other.insert("ttl_ns".into(), json!(ttl));
-    evidence.other.insert("recovery_slack_ns".into(), json!(slack));
+    evidence
+        .other
+        .insert("recovery_slack_ns".into(), json!(slack));
     evidence.other.insert("window_start".into(), json!(start));
     evidence.other.insert("deadline".into(), json!(deadline));
     let summary = format!(

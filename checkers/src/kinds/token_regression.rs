@@ -6,7 +6,7 @@
 use crate::checker::{Checker, End, Findings, Outcome};
 use crate::diagnosis;
 use crate::holds::HoldBook;
-use results::{AnomalyKind, Evidence, EventRef, OpType, Process, F};
+use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -122,9 +122,15 @@ fn report(lock: &str, x: &Acquired, y: &Acquired, out: &mut Findings) {
         times: vec![x.time, y.time],
         ..Default::default()
     };
-    evidence.other.insert("earlier_process".into(), json!(x.process));
-    evidence.other.insert("earlier_lease".into(), json!(x.lease));
-    evidence.other.insert("earlier_token".into(), json!(x.token));
+    evidence
+        .other
+        .insert("earlier_process".into(), json!(x.process));
+    evidence
+        .other
+        .insert("earlier_lease".into(), json!(x.lease));
+    evidence
+        .other
+        .insert("earlier_token".into(), json!(x.token));
     let obs = format!(
         "token {} was issued after token {} had been issued and returned: tokens went backwards",
         y.token, x.token

@@ -27,7 +27,10 @@ pub fn only(v: &Verdict, kind: AnomalyKind) -> Vec<&Anomaly> {
 }
 
 pub fn status(v: &Verdict, kind: AnomalyKind) -> String {
-    v.stats[kind.as_str()]["status"].as_str().unwrap_or("").to_string()
+    v.stats[kind.as_str()]["status"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
 }
 
 pub fn assert_clean(v: &Verdict) {

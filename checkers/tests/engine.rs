@@ -1,0 +1,130 @@
+//! Specifications of the composition: Invalid > Unknown > Valid, a panicking checker makes the
+//! verdict unknown (never a crash), an empty history or a missing resource log is unknown.
+
+mod common;
+use checkers::testkit::*;
+use checkers::{check, CheckConfig, Checker, End, Engine, Findings, Outcome};
+use common::*;
+use results::{AnomalyKind, EventRef, Validity};
+
+struct Panics;
+impl Checker for Panics {
+    fn kind(&self) -> AnomalyKind {
+        AnomalyKind::LostUpdate
+    }
+    fn event(&mut self, e: &EventRef<'_>, _out: &mut Findings) {
+        if e.index == 1 {
+            panic!("boom at {}", e.index);
+        }
+    }
+    fn finish(&mut self, _end: &End, _out: &mut Findings) -> Outcome {
+        Outcome::Checked
+    }
+}
+
+fn run_with(checkers: Vec<Box<dyn Checker>>, events: &[results::Event]) -> results::Verdict {
+    let cfg = CheckConfig::default();
+    let mut engine = Engine::with_checkers(&cfg, checkers);
+    for e in events {
+        engine.event(&e.as_ref());
+    }
+    engine.finish()
+}
+
+#[test]
+fn a_panicking_checker_makes_the_verdict_unknown_with_its_message() {
+    let h = history([invoke(1, Read).key("c"), ok(1, Read).key("c").int(0)]);
+    let v = run_with(vec![Box::new(Panics)], &h);
+    assert_eq!(v.valid, Validity::Unknown);
+    assert!(
+        v.unknown_reasons[0].contains("lost-update checker panicked at history index 1: boom at 1")
+    );
+    assert_eq!(v.stats["lost-update"]["status"], "unknown");
+}
+
+#[test]
+fn invalid_wins_over_a_panicking_checker() {
+    let h = history([
+        invoke(1, Acquire).lock("l"),
+        ok(1, Acquire).lock("l").lease("L1").token(1),
+        invoke(1, Release).lock("l").lease("L1").token(1),
+        ok(1, Release)
+            .lock("l")
+            .lease("L1")
+            .token(1)
+            .result(Released),
+        invoke(1, Release).lock("l").lease("L1").token(1),
+        ok(1, Release)
+            .lock("l")
+            .lease("L1")
+            .token(1)
+            .result(Released),
+    ]);
+    let v = run_with(
+        vec![
+            Box::new(Panics),
+            Box::new(checkers::kinds::DoubleRelease::default()),
+        ],
+        &h,
+    );
+    assert_eq!(v.valid, Validity::Invalid);
+    assert_eq!(v.unknown_reasons.len(), 1);
+}
+
+#[test]
+fn an_empty_history_is_unknown() {
+    let v = verdict(&[], &[]);
+    assert_eq!(v.valid, Validity::Unknown);
+    assert!(v.unknown_reasons[0].contains("empty"));
+}
+
+#[test]
+fn a_missing_resource_log_with_writes_is_unknown() {
+    let h = history([
+        invoke(1, Write).key("k").token(1),
+        ok(1, Write).key("k").token(1).result(Accepted),
+    ]);
+    let v = check(&h, None, &CheckConfig::default());
+    assert_eq!(v.valid, Validity::Unknown);
+    assert!(v
+        .unknown_reasons
+        .iter()
+        .any(|r| r.contains("resource.jsonl")));
+    assert_eq!(status(&v, AnomalyKind::StaleAcceptedWrite), "unknown");
+}
+
+#[test]
+fn a_missing_resource_log_without_writes_is_not_applicable() {
+    let h = history([invoke(1, Read).key("c"), ok(1, Read).key("c").int(0)]);
+    let v = check(&h, None, &CheckConfig::default());
+    assert_eq!(v.valid, Validity::Valid);
+    assert_eq!(status(&v, AnomalyKind::DuplicateEffect), "not applicable");
+}
+
+#[test]
+fn evidence_is_capped_per_kind_but_every_anomaly_is_counted() {
+    let events: Vec<_> = (0..150u32)
+        .flat_map(|p| {
+            [
+                invoke(p, Acquire).lock("l"),
+                ok(p, Acquire)
+                    .lock("l")
+                    .lease(&format!("L{p}"))
+                    .token(u64::from(p) + 1),
+            ]
+        })
+        .collect();
+    let v = verdict(&history(events), &[]);
+    assert_eq!(only(&v, AnomalyKind::ConcurrentHolders).len(), 100);
+    let total = v.stats["concurrent-holders"]["count"].as_u64().unwrap();
+    assert_eq!(total, (0..150u64).sum::<u64>());
+    assert_eq!(v.stats["concurrent-holders"]["reported"], 100);
+}
+
+#[test]
+fn the_verdict_serializes_in_the_design_format() {
+    let v = verdict(&[], &[]);
+    let json = serde_json::to_value(&v).unwrap();
+    assert_eq!(json["valid"], "unknown");
+    assert!(json["stats"]["stuck-lock"]["status"].is_string());
+}

@@ -1,0 +1,145 @@
+//! Specifications of lost-update (counter workload) and stuck-lock (liveness after a holder dies
+//! or after the final heal).
+
+mod common;
+use checkers::testkit::*;
+use common::*;
+use results::{AnomalyKind::*, Event, Validity};
+
+fn increments(p: u32, oks: usize) -> Vec<Event> {
+    (0..oks)
+        .flat_map(|_| [invoke(p, Increment).key("c"), ok(p, Increment).key("c")])
+        .collect()
+}
+
+fn read(p: u32, v: i64) -> [Event; 2] {
+    [invoke(p, Read).key("c"), ok(p, Read).key("c").int(v)]
+}
+
+#[test]
+fn a_read_below_the_acknowledged_increments_is_a_lost_update() {
+    let mut events = increments(1, 3);
+    events.extend(read(2, 2));
+    let v = verdict(&history(events), &[]);
+    let lu = only(&v, LostUpdate);
+    assert_eq!(lu.len(), 1);
+    assert_eq!(lu[0].evidence.other["acknowledged_before_read"], 3);
+    assert_eq!(lu[0].evidence.other["read_value"], 2);
+    assert_eq!(v.valid, Validity::Invalid);
+}
+
+#[test]
+fn a_read_that_sees_every_acknowledged_increment_is_fine() {
+    let mut events = increments(1, 3);
+    events.extend(read(2, 3));
+    let v = verdict(&history(events), &[]);
+    assert_clean(&v);
+    assert_eq!(status(&v, LostUpdate), "checked");
+}
+
+#[test]
+fn info_increments_may_or_may_not_count_but_not_twice() {
+    let mut events = increments(1, 2);
+    events.extend([invoke(3, Increment).key("c"), info(3, Increment).key("c")]);
+    for (seen, lost) in [(2, false), (3, false), (4, true), (1, true)] {
+        let mut e = events.clone();
+        e.extend(read(2, seen));
+        let v = verdict(&history(e), &[]);
+        assert_eq!(!only(&v, LostUpdate).is_empty(), lost, "read {seen}");
+    }
+}
+
+#[test]
+fn an_increment_concurrent_with_the_read_may_be_seen_or_not() {
+    let events = history([
+        invoke(1, Increment).key("c"),
+        invoke(2, Read).key("c"),
+        ok(1, Increment).key("c"),
+        ok(2, Read).key("c").int(0),
+    ]);
+    assert_clean(&verdict(&events, &[]));
+}
+
+fn holder_dies_then_others_try(acquired_at_ms: Option<u64>) -> Vec<Event> {
+    let mut events = vec![
+        invoke(1, Acquire).lock("l").at_ms(0),
+        ok(1, Acquire).lock("l").lease("L1").token(1).at_ms(5),
+        info(1, Exit).at_ms(10),
+    ];
+    for i in 0..15u64 {
+        let t = 20 + i * 200;
+        if acquired_at_ms.is_some_and(|a| t >= a) {
+            events.push(invoke(2, Acquire).lock("l").at_ms(t));
+            events.push(ok(2, Acquire).lock("l").lease("L2").token(2).at_ms(t + 5));
+            break;
+        }
+        events.push(invoke(2, Acquire).lock("l").at_ms(t));
+        events.push(fail(2, Acquire).lock("l").at_ms(t + 5));
+    }
+    history(events)
+}
+
+#[test]
+fn a_lock_nobody_gets_within_ttl_and_slack_after_its_holder_died_is_stuck() {
+    let v = with_ttl(&holder_dies_then_others_try(None), &[], 1000, 1000);
+    let stuck = only(&v, StuckLock);
+    assert_eq!(stuck.len(), 1, "{:#?}", v.anomalies);
+    let e = &stuck[0].evidence;
+    assert_eq!(e.lease.as_deref(), Some("L1"));
+    assert_eq!(e.indices, vec![2]);
+    assert!(e.other["reason"].as_str().unwrap().contains("exited"));
+    assert_eq!(v.valid, Validity::Invalid);
+}
+
+#[test]
+fn a_lock_recovered_within_ttl_and_slack_is_not_stuck() {
+    let v = with_ttl(&holder_dies_then_others_try(Some(1500)), &[], 1000, 1000);
+    assert!(only(&v, StuckLock).is_empty(), "{:#?}", v.anomalies);
+}
+
+#[test]
+fn nobody_trying_means_nothing_to_say() {
+    let h = history([
+        invoke(1, Acquire).lock("l").at_ms(0),
+        ok(1, Acquire).lock("l").lease("L1").at_ms(5),
+        info(1, Exit).at_ms(10),
+        invoke(2, Read).key("c").at_ms(5000),
+    ]);
+    assert!(only(&with_ttl(&h, &[], 1000, 1000), StuckLock).is_empty());
+}
+
+#[test]
+fn without_a_ttl_stuck_lock_is_not_applicable() {
+    let v = verdict(&holder_dies_then_others_try(None), &[]);
+    assert_eq!(status(&v, StuckLock), "not applicable");
+}
+
+fn partition_then_tries(heal_ms: Option<u64>) -> Vec<Event> {
+    let mut events = vec![start("partition").at_ms(0)];
+    for i in 0..20u64 {
+        let t = 10 + i * 200;
+        if heal_ms.is_some_and(|h| h + 200 > t && h <= t) {
+            events.push(stop("partition").at_ms(heal_ms.unwrap_or(0)));
+        }
+        events.push(invoke(2, Acquire).lock("l").at_ms(t));
+        events.push(fail(2, Acquire).lock("l").at_ms(t + 5));
+    }
+    history(events)
+}
+
+#[test]
+fn a_lock_still_unacquirable_long_after_the_final_heal_is_stuck() {
+    let v = with_ttl(&partition_then_tries(Some(500)), &[], 1000, 1000);
+    let stuck = only(&v, StuckLock);
+    assert_eq!(stuck.len(), 1, "{:#?}", v.anomalies);
+    assert!(stuck[0].evidence.other["reason"]
+        .as_str()
+        .unwrap()
+        .contains("healed"));
+}
+
+#[test]
+fn while_a_fault_is_active_the_lock_may_stay_unavailable() {
+    let v = with_ttl(&partition_then_tries(None), &[], 1000, 1000);
+    assert!(only(&v, StuckLock).is_empty(), "{:#?}", v.anomalies);
+}
