@@ -172,7 +172,8 @@ mod tests {
 
     #[test]
     fn reads_a_flat_object_borrowing_strings() {
-        let got = collect(r#" {"a":"x", "b":12,"c":null,"d":true,"value":{"t":["w-1"]}} "#).unwrap();
+        let got =
+            collect(r#" {"a":"x", "b":12,"c":null,"d":true,"value":{"t":["w-1"]}} "#).unwrap();
         assert_eq!(got[0], ("a".into(), Raw::Str("x")));
         assert_eq!(got[1], ("b".into(), Raw::UInt(12)));
         assert_eq!(got[2].1, Raw::Null);

@@ -121,13 +121,17 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let mut total = Duration::ZERO;
     let mut rest = t;
     while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
         if digits == 0 {
             return Err(bad());
         }
         let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
         rest = &rest[digits..];
-        let unit = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+        let unit = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
         let per_unit = match &rest[..unit] {
             "ns" => Duration::from_nanos(1),
             "us" | "µs" => Duration::from_micros(1),
@@ -172,8 +176,8 @@ pub fn for_each_line(
             line: line_no,
             message,
         };
-        let text = std::str::from_utf8(&buf)
-            .map_err(|e| parse_err(format!("not UTF-8 text: {e}")))?;
+        let text =
+            std::str::from_utf8(&buf).map_err(|e| parse_err(format!("not UTF-8 text: {e}")))?;
         if text.trim().is_empty() {
             continue;
         }
@@ -183,10 +187,7 @@ pub fn for_each_line(
 }
 
 /// Streams `history.jsonl`, calling `each` with every event in file order.
-pub fn stream_history(
-    path: &Path,
-    mut each: impl FnMut(&EventRef<'_>),
-) -> Result<u64, StoreError> {
+pub fn stream_history(path: &Path, mut each: impl FnMut(&EventRef<'_>)) -> Result<u64, StoreError> {
     for_each_line(path, |_, line| {
         each(&EventRef::parse(line)?);
         Ok(())
@@ -229,17 +230,26 @@ mod tests {
         assert_eq!(c.fail_on.len(), 2);
         let d = CheckConfig::from_yaml(p, "name: t\n").unwrap();
         assert_eq!(d, CheckConfig::default());
-        assert_eq!(CheckConfig::from_yaml(p, "").unwrap(), CheckConfig::default());
+        assert_eq!(
+            CheckConfig::from_yaml(p, "").unwrap(),
+            CheckConfig::default()
+        );
     }
 
     #[test]
     fn config_errors_name_the_file_and_what_is_wrong() {
         let p = Path::new("run/test.yaml");
-        let e = CheckConfig::from_yaml(p, "ttl: soon\n").unwrap_err().to_string();
+        let e = CheckConfig::from_yaml(p, "ttl: soon\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("run/test.yaml") && e.contains("ttl"), "{e}");
-        let e = CheckConfig::from_yaml(p, "fail_on: [oops]\n").unwrap_err().to_string();
+        let e = CheckConfig::from_yaml(p, "fail_on: [oops]\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("oops") && e.contains("stuck-lock"), "{e}");
-        let e = CheckConfig::from_yaml(p, "a: 1\nttl: [1, \n").unwrap_err().to_string();
+        let e = CheckConfig::from_yaml(p, "a: 1\nttl: [1, \n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("run/test.yaml") && e.contains("line"), "{e}");
     }
 }
