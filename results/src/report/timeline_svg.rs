@@ -163,32 +163,16 @@ pub fn plot(t: &Timeline) -> String {
             px(fw),
             esc(&title)
         );
-        // The longest label that fits is shown; zooming in reveals the longer ones.
         let full = format!("{} → {}", f.name, f.targets.join(", "));
-        let short = f.name.clone();
         let tiny = f.name.split('-').next().unwrap_or("").to_string();
-        let fits = |l: &str| l.chars().count() * 7 + 8;
-        let mut max: Option<usize> = None;
-        for label in [full, short, tiny] {
-            let min = fits(&label);
-            if max.is_some_and(|m| min >= m) {
-                continue;
-            }
-            let shown = fw >= min as f64 && max.is_none_or(|m| fw < m as f64);
-            let _ = write!(
-                s,
-                r##"<text data-t="{}" data-dx="4" data-w="{}" data-min="{min}"{} x="{}" y="{}" font-size="11" fill="#fff" font-weight="600" pointer-events="none"{}>{}</text>"##,
-                ts(f.start),
-                ts(f.end - f.start),
-                max.map(|m| format!(r#" data-max="{m}""#))
-                    .unwrap_or_default(),
-                px(fx + 4.0),
-                px(NEMESIS_Y + 15.0),
-                if shown { "" } else { r#" display="none""# },
-                esc(&label)
-            );
-            max = Some(min);
-        }
+        let at = (f.start, f.end - f.start, fx, NEMESIS_Y + 15.0);
+        fitted_labels(
+            &mut s,
+            at,
+            fw,
+            &[full, f.name.clone(), tiny],
+            r##"font-size="11" fill="#fff" font-weight="600""##,
+        );
     }
     s.push_str(&grid(t, pps, h));
     for (i, lane) in t.lanes.iter().enumerate() {
@@ -274,16 +258,18 @@ pub fn plot(t: &Timeline) -> String {
                 esc(&title)
             );
             if let Some(tok) = hd.token {
-                let label = format!("t{tok}");
-                let min = label.len() * 6 + 10;
-                let _ = write!(
-                    s,
-                    r##"<text data-t="{}" data-dx="5" data-w="{}" data-min="{min}" x="{}" y="{}" font-size="10" font-weight="700" fill="#fff" pointer-events="none"{}>{label}</text>"##,
-                    ts(hd.start),
-                    ts(hd.end - hd.start),
-                    px(x(hd.start) + 5.0),
-                    px(cy + 3.5),
-                    hidden(w, min)
+                let long = format!(
+                    "token {tok} · lease {} · {}",
+                    hd.lease.as_deref().unwrap_or("—"),
+                    hd.owner.as_deref().unwrap_or("")
+                );
+                let at = (hd.start, hd.end - hd.start, x(hd.start), cy + 3.5);
+                fitted_labels(
+                    &mut s,
+                    at,
+                    w,
+                    &[long, format!("token {tok}"), format!("t{tok}")],
+                    r##"font-size="10" font-weight="700" fill="#fff""##,
                 );
             }
         }
@@ -334,6 +320,42 @@ pub fn plot(t: &Timeline) -> String {
         );
     }
     s
+}
+
+/// Labels for a span `at` = (start ns, duration ns, x px of start, y px), longest first: each is shown
+/// only while the span is wide enough for it and too narrow for the one before, so zooming in
+/// reveals more detail (the page script applies the same `data-min` / `data-max` rule).
+fn fitted_labels(
+    s: &mut String,
+    at: (u64, u64, f64, f64),
+    width_px: f64,
+    labels: &[String],
+    style: &str,
+) {
+    let (start, dur, sx, ly) = at;
+    let dx = 5.0;
+    let mut max: Option<usize> = None;
+    for label in labels {
+        let min = label.chars().count() * 7 + 8;
+        if max.is_some_and(|m| min >= m) {
+            continue;
+        }
+        let shown = width_px >= min as f64 && max.is_none_or(|m| width_px < m as f64);
+        let _ = write!(
+            s,
+            r##"<text data-t="{:.4}" data-dx="{}" data-w="{:.4}" data-min="{min}"{} x="{}" y="{}" {style} pointer-events="none"{}>{}</text>"##,
+            start as f64 / 1e9,
+            dx,
+            dur as f64 / 1e9,
+            max.map(|m| format!(r#" data-max="{m}""#))
+                .unwrap_or_default(),
+            px(sx + dx),
+            px(ly),
+            if shown { "" } else { r#" display="none""# },
+            esc(label)
+        );
+        max = Some(min);
+    }
 }
 
 fn hidden(width_px: f64, min: usize) -> &'static str {
