@@ -62,8 +62,9 @@ pub struct Hold {
     pub lease: String,
     /// Fence token; `None` for recipes without one (Redlock).
     pub token: Option<u64>,
-    /// How long the grant is certainly valid from the moment the acquire was sent.
-    pub validity: Duration,
+    /// Until when the grant is certainly valid (CLOCK_MONOTONIC): the send time of the last
+    /// request that confirmed it, plus the ttl it confirmed.
+    pub valid_until: std::time::Instant,
 }
 
 /// The reason string of a release that certainly did not remove the lock because we no longer

@@ -29,11 +29,11 @@ pub struct Ownership {
 }
 
 impl Ownership {
-    /// A hold granted by a request sent at `sent_at` and valid for `validity` from then.
-    pub fn new(sent_at: Instant, validity: Duration) -> Self {
+    /// A hold confirmed by a request sent at `sent_at`, valid until `valid_until`.
+    pub fn new(sent_at: Instant, valid_until: Instant) -> Self {
         Self {
             state: OwnershipState::Held,
-            valid_until: sent_at + validity,
+            valid_until,
             last_renewal: sent_at,
             why_lost: None,
         }
@@ -128,7 +128,7 @@ impl Tracker {
         notices: mpsc::UnboundedSender<LostNotice>,
     ) -> Self {
         let shared = Arc::new(Mutex::new(Shared {
-            machine: Ownership::new(sent_at, hold.validity),
+            machine: Ownership::new(sent_at, hold.valid_until),
             announced: false,
         }));
         let mut t = Tracker {
@@ -268,7 +268,7 @@ mod tests {
     #[test]
     fn unconfirmed_renewal_makes_it_suspect_and_a_confirmation_heals_it() {
         let t0 = Instant::now();
-        let mut o = Ownership::new(t0, TTL);
+        let mut o = Ownership::new(t0, t0 + TTL);
         o.observe(t0 + Duration::from_secs(1), &Completion::info("timeout"));
         assert_eq!(
             o.state_at(t0 + Duration::from_secs(1)),
@@ -288,7 +288,7 @@ mod tests {
     #[test]
     fn a_pause_past_the_validity_is_lost_without_any_reply() {
         let t0 = Instant::now();
-        let mut o = Ownership::new(t0, TTL);
+        let mut o = Ownership::new(t0, t0 + TTL);
         assert_eq!(
             o.state_at(t0 + Duration::from_secs(10)),
             OwnershipState::Lost
@@ -304,7 +304,7 @@ mod tests {
     #[test]
     fn a_definite_renewal_failure_is_lost_with_its_reason() {
         let t0 = Instant::now();
-        let mut o = Ownership::new(t0, TTL);
+        let mut o = Ownership::new(t0, t0 + TTL);
         o.observe(t0, &Completion::fail("lease not found"));
         assert_eq!(o.state_at(t0), OwnershipState::Lost);
         assert_eq!(o.why_lost(), Some("lease not found"));

@@ -93,7 +93,7 @@ impl MemoryLockService {
             owner: owner.to_string(),
             lease,
             token: Some(token),
-            validity: ttl,
+            valid_until: now + ttl,
         })
     }
 }
