@@ -194,6 +194,21 @@ fn junit_has_one_case_per_checked_kind_with_escaped_evidence() {
     );
     assert!(xml.contains("next action: add resource-side fencing"));
     assert!(xml.contains(r#"<property name="rerun" value="fencecheck run --provider etcd"#));
+
+    // The checkers' per-kind stats turn kinds that do not apply into skipped cases and
+    // undecided ones into errors.
+    run.verdict.stats.insert("duplicate-token".into(), serde_json::json!({"status": "not applicable", "count": 0, "fails_run": true, "note": "recipe has no fence token"}));
+    run.verdict.stats.insert("stuck-lock".into(), serde_json::json!({"status": "unknown", "count": 0, "fails_run": true, "note": "history ends while the lock is held"}));
+    let xml = junit_xml(&input(&run, &cfg));
+    assert!(xml.contains(r#"name="duplicate-token" time="60.000"><skipped message="recipe has no fence token"/></testcase>"#), "{xml}");
+    assert!(
+        xml.contains(r#"<error type="unknown" message="history ends while the lock is held">"#),
+        "{xml}"
+    );
+    assert!(
+        xml.contains(r#"tests="7" failures="3" errors="1" skipped="1""#),
+        "{xml}"
+    );
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use super::markup::{duration, esc, flatten_config, secs};
 use super::series::Series;
+use super::status::{self, State};
 use super::timeline::Timeline;
 use super::{anomalies, charts, glyphs, timeline_svg, ReportInput};
 use crate::{AnomalyKind, Validity};
@@ -127,34 +128,42 @@ fn kinds_where(
 fn summary(s: &mut String, input: &ReportInput<'_>, model: &Timeline) {
     let v = input.verdict;
     s.push_str(r#"<section class="card" id="summary"><h2>Verdict by anomaly kind</h2><table class="kinds"><tr><th>kind</th><th>result</th><th>count</th><th>first at</th><th>first</th></tr>"#);
-    for kind in AnomalyKind::ALL {
-        let of_kind: Vec<usize> = (0..v.anomalies.len())
-            .filter(|i| v.anomalies[*i].kind == kind)
-            .collect();
-        let checked = input.checked.contains(&kind) || !of_kind.is_empty();
-        let (st, word) = match (checked, of_kind.first().map(|i| v.anomalies[*i].fails)) {
-            (false, _) => ("skip", "not checked"),
-            (true, None) => ("pass", "pass"),
-            (true, Some(true)) => ("fail", "FAIL"),
-            (true, Some(false)) => ("observed", "observed"),
+    for k in status::kinds(input) {
+        let (st, word, note) = match &k.state {
+            State::Fail => ("fail", "FAIL", ""),
+            State::Observed => ("observed", "observed", ""),
+            State::Pass => ("pass", "pass", ""),
+            State::Unknown(n) => ("observed", "UNKNOWN", n.as_str()),
+            State::NotApplicable(n) => ("skip", "n/a", n.as_str()),
+            State::NotChecked => ("skip", "not checked", ""),
         };
-        let first = of_kind
+        let first = k
+            .listed
             .iter()
             .filter_map(|i| model.anomalies.iter().find(|m| m.number == *i))
             .map(|m| m.time)
             .min();
-        let link = of_kind
+        let link = k
+            .listed
             .first()
             .map(|i| format!(r##"<a href="#anomaly-{}">#{0}</a>"##, i + 1))
             .unwrap_or_default();
+        let count = match k.state {
+            State::NotChecked | State::NotApplicable(_) | State::Unknown(_) => String::new(),
+            _ if k.count > k.listed.len() as u64 => {
+                format!("{} ({} listed)", k.count, k.listed.len())
+            }
+            _ => k.count.to_string(),
+        };
+        let note = if note.is_empty() {
+            String::new()
+        } else {
+            format!(r#"<div class="note">{}</div>"#, esc(note))
+        };
         let _ = write!(
             s,
-            r#"<tr><td>{kind}</td><td><span class="st {st}">{word}</span></td><td>{}</td><td>{}</td><td>{link}</td></tr>"#,
-            if checked {
-                of_kind.len().to_string()
-            } else {
-                String::new()
-            },
+            r#"<tr><td>{}</td><td><span class="st {st}">{word}</span>{note}</td><td>{count}</td><td>{}</td><td>{link}</td></tr>"#,
+            k.kind,
             first.map(secs).unwrap_or_default()
         );
     }
@@ -223,12 +232,18 @@ fn timeline(s: &mut String, model: &Timeline) {
 }
 
 fn stats(s: &mut String, input: &ReportInput<'_>) {
-    let st = &input.verdict.stats;
-    if st.is_empty() {
+    // Per-kind entries are in the summary table already.
+    let rest: Vec<_> = input
+        .verdict
+        .stats
+        .iter()
+        .filter(|(k, _)| AnomalyKind::parse(k).is_none())
+        .collect();
+    if rest.is_empty() {
         return;
     }
     s.push_str(r#"<section class="card" id="stats"><h2>Checker statistics and notes</h2><table class="kv">"#);
-    for (k, v) in st {
+    for (k, v) in rest {
         let _ = write!(
             s,
             "<tr><th>{}</th><td>{}</td></tr>",

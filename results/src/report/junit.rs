@@ -1,28 +1,31 @@
 //! `junit.xml` for CI: one test case per anomaly kind checked, so a nightly job's test view shows
 //! "stale-accepted-write: failed" with the evidence in the failure body rather than a bare exit
-//! code. A kind observed but not in `fail_on` passes, its observations in `system-out`; an
-//! undecided run adds one `verdict` case with an `error` carrying the reasons.
+//! code. A kind observed but not in `fail_on` passes, its observations in `system-out`; a kind
+//! the checkers could not decide is an `error`, one that does not apply is `skipped`; an
+//! undecided run whose reasons no kind carries adds one `verdict` case with an `error`.
 
 use std::fmt::Write as _;
 
 use super::markup::{esc, join_nums, secs};
+use super::status::{self, KindStatus, State};
 use super::ReportInput;
-use crate::{Anomaly, AnomalyKind, Validity};
+use crate::{Anomaly, Validity};
 
 /// Renders the JUnit XML document.
 pub fn junit_xml(input: &ReportInput<'_>) -> String {
     let v = input.verdict;
-    let mut kinds: Vec<AnomalyKind> = input.checked.to_vec();
-    kinds.extend(v.anomalies.iter().map(|a| a.kind));
-    kinds.sort();
-    kinds.dedup();
-    let unknown = v.valid == Validity::Unknown;
-    let failures = kinds
-        .iter()
-        .filter(|k| v.anomalies.iter().any(|a| a.kind == **k && a.fails))
-        .count();
-    let tests = kinds.len() + usize::from(unknown);
-    let errors = usize::from(unknown);
+    let kinds: Vec<KindStatus> = status::kinds(input)
+        .into_iter()
+        .filter(|k| k.state != State::NotChecked)
+        .collect();
+    let count = |f: fn(&State) -> bool| kinds.iter().filter(|k| f(&k.state)).count();
+    let failures = count(|s| *s == State::Fail);
+    let skipped = count(|s| matches!(s, State::NotApplicable(_)));
+    let kind_errors = count(|s| matches!(s, State::Unknown(_)));
+    // An undecided run whose reasons no kind carries gets its own case, so CI shows why.
+    let verdict_case = v.valid == Validity::Unknown && kind_errors == 0;
+    let tests = kinds.len() + usize::from(verdict_case);
+    let errors = kind_errors + usize::from(verdict_case);
     let end = input
         .history
         .iter()
@@ -32,7 +35,7 @@ pub fn junit_xml(input: &ReportInput<'_>) -> String {
         .unwrap_or(0)
         .max(input.run_end.unwrap_or(0));
     let time = format!("{:.3}", end as f64 / 1e9);
-    let suite = format!("fencecheck.{}", input.test_name);
+    let suite = esc(&format!("fencecheck.{}", input.test_name));
     let mut s = String::new();
     let _ = writeln!(s, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
     let _ = writeln!(
@@ -41,8 +44,7 @@ pub fn junit_xml(input: &ReportInput<'_>) -> String {
     );
     let _ = writeln!(
         s,
-        r#"  <testsuite name="{}" tests="{tests}" failures="{failures}" errors="{errors}" skipped="0" time="{time}">"#,
-        esc(&suite)
+        r#"  <testsuite name="{suite}" tests="{tests}" failures="{failures}" errors="{errors}" skipped="{skipped}" time="{time}">"#
     );
     let _ = writeln!(
         s,
@@ -50,52 +52,60 @@ pub fn junit_xml(input: &ReportInput<'_>) -> String {
         input.seed,
         esc(input.rerun)
     );
-    for kind in kinds {
-        let of_kind: Vec<&Anomaly> = v.anomalies.iter().filter(|a| a.kind == kind).collect();
-        let failing: Vec<&&Anomaly> = of_kind.iter().filter(|a| a.fails).collect();
+    for k in &kinds {
+        let kind = k.kind;
+        let listed: Vec<&Anomaly> = k.listed.iter().map(|i| &v.anomalies[*i]).collect();
         let _ = write!(
             s,
-            r#"    <testcase classname="{}" name="{kind}" time="{time}">"#,
-            esc(&suite)
+            r#"    <testcase classname="{suite}" name="{kind}" time="{time}">"#
         );
-        if let Some(first) = failing.first() {
-            let message = format!(
-                "{} {kind} anomal{}; first: {}",
-                failing.len(),
-                if failing.len() == 1 { "y" } else { "ies" },
-                first.summary
-            );
-            let body: String = failing
-                .iter()
-                .map(|a| evidence_text(a))
-                .collect::<Vec<_>>()
-                .join("\n");
-            let _ = write!(
-                s,
-                "\n      <failure type=\"{kind}\" message=\"{}\">{}</failure>\n    ",
-                esc(&message),
-                esc(&body)
-            );
-        } else if !of_kind.is_empty() {
-            let body: String = of_kind
-                .iter()
-                .map(|a| evidence_text(a))
-                .collect::<Vec<_>>()
-                .join("\n");
-            let _ = write!(
-                s,
-                "\n      <system-out>{} observed (not in fail_on):\n{}</system-out>\n    ",
-                of_kind.len(),
-                esc(&body)
-            );
+        let body = listed
+            .iter()
+            .map(|a| evidence_text(a))
+            .collect::<Vec<_>>()
+            .join("\n");
+        match &k.state {
+            State::Fail => {
+                let first = listed.first().map(|a| a.summary.as_str()).unwrap_or("");
+                let message = format!(
+                    "{} {kind} anomal{}; first: {first}",
+                    k.count,
+                    if k.count == 1 { "y" } else { "ies" }
+                );
+                let _ = write!(
+                    s,
+                    "\n      <failure type=\"{kind}\" message=\"{}\">{}</failure>\n    ",
+                    esc(&message),
+                    esc(&body)
+                );
+            }
+            State::Observed => {
+                let _ = write!(
+                    s,
+                    "\n      <system-out>{} observed (not in fail_on):\n{}</system-out>\n    ",
+                    k.count,
+                    esc(&body)
+                );
+            }
+            State::Unknown(note) => {
+                let _ = write!(
+                    s,
+                    "\n      <error type=\"unknown\" message=\"{}\">{}</error>\n    ",
+                    esc(note),
+                    esc(&v.unknown_reasons.join("\n"))
+                );
+            }
+            State::NotApplicable(note) => {
+                let _ = write!(s, "<skipped message=\"{}\"/>", esc(note));
+            }
+            State::Pass | State::NotChecked => {}
         }
         s.push_str("</testcase>\n");
     }
-    if unknown {
+    if verdict_case {
         let _ = writeln!(
             s,
-            r#"    <testcase classname="{}" name="verdict" time="{time}"><error type="unknown" message="the checkers could not decide">{}</error></testcase>"#,
-            esc(&suite),
+            r#"    <testcase classname="{suite}" name="verdict" time="{time}"><error type="unknown" message="the checkers could not decide">{}</error></testcase>"#,
             esc(&v.unknown_reasons.join("\n"))
         );
     }

@@ -7,7 +7,8 @@
 //!   derived in `timeline_build`).
 //! - [`timeline_svg`]: that model drawn, in the shapes and colours of [`glyphs`]; [`series`] + [`charts`]: latency percentiles and
 //!   throughput over time, drawn.
-//! - [`html`] + [`anomalies`]: the page; [`junit`]: the JUnit file; [`markup`]: escaping.
+//! - [`html`] + [`anomalies`]: the page; [`junit`]: the JUnit file; [`status`]: each kind's
+//!   state (fail / observed / pass / unknown / n/a) for both; [`markup`]: escaping.
 
 pub mod anomalies;
 pub mod charts;
@@ -16,6 +17,7 @@ pub mod html;
 pub mod junit;
 pub mod markup;
 pub mod series;
+pub mod status;
 pub mod timeline;
 mod timeline_build;
 pub mod timeline_svg;

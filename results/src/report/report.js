@@ -4,6 +4,7 @@
   var svg = document.getElementById('tl-plot');
   var range = document.getElementById('tl-zoom');
   if (!svg || !range) return;
+  document.documentElement.className += ' js'; // shows the zoom control, which needs this script
   var NS = 'http://www.w3.org/2000/svg';
   var end = +svg.getAttribute('data-end'), x0 = +svg.getAttribute('data-x0'), pad = +svg.getAttribute('data-pad');
   var h = +svg.getAttribute('height'), scroller = svg.parentNode, label = document.getElementById('tl-zoom-val');
