@@ -131,9 +131,12 @@ pub struct TestPlan {
     pub keys: u32,
     pub lock: String,
     pub nemesis: Vec<String>,
+    /// Quiet time before the first fault and between two faults.
     pub nemesis_interval: Dur,
-    /// How long a pause fault lasts (default 2 x ttl: longer than the lease, the GC pause).
-    pub pause: Dur,
+    /// How long each fault lasts; absent: each fault's default (a pause is 2 x ttl, longer than
+    /// the lease: the GC pause of the literature).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault_duration: Option<Dur>,
     pub seed: u64,
     pub fail_on: Vec<AnomalyKind>,
     pub recovery_slack: Dur,

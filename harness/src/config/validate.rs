@@ -22,31 +22,9 @@ fn err(field: &str, message: impl Into<String>) -> ConfigError {
     }
 }
 
-/// Fault names the nemesis knows, and which providers each applies to (None: all).
-pub const FAULTS: &[(&str, Option<&[Provider]>)] = &[
-    ("pause-holder", None),
-    ("pause-worker", None),
-    ("kill-holder", None),
-    ("kill-worker", None),
-    ("pause-node", None),
-    ("pause-leader", None),
-    ("kill-node", None),
-    ("kill-leader", None),
-    ("isolate-leader", None),
-    ("halves", None),
-    ("majorities-ring", None),
-    ("isolate-worker", None),
-    ("isolate-resource", None),
-    ("failover", Some(&[Provider::RedisSentinel])),
-];
-
-/// The image tag of the node image this build of fencecheck expects: the tag carries a hash of
-/// the package list, so a changed list means a new image.
+/// The image tag of the node image this build of fencecheck expects.
 pub fn default_image() -> String {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(include_str!("../../image/packages.txt").as_bytes());
-    let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-    format!("fencecheck-node:{hex}")
+    crate::image::node_image_tag()
 }
 
 /// Validates a raw test (file overlaid with flags) into a plan. `random_seed` is used when the
@@ -97,6 +75,16 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
             format!(
                 "unknown resource {resource:?}; use one of {}",
                 RESOURCES.join(", ")
+            ),
+        ));
+    }
+
+    if resource == "etcd-guard" && provider != Provider::Etcd {
+        return Err(err(
+            "resource",
+            format!(
+                "etcd-guard guards writes with the etcd lock key's revision, so it needs provider etcd, not {}",
+                provider.as_str()
             ),
         ));
     }
@@ -215,36 +203,49 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
     }
 
     let nemesis = match raw.nemesis {
+        None if provider == Provider::Memory => Vec::new(),
         None => vec!["pause-holder".to_string()],
         Some(list) => {
             let list: Vec<String> = list.into_iter().filter(|f| f != "none").collect();
+            if provider == Provider::Memory && !list.is_empty() {
+                return Err(err(
+                    "nemesis",
+                    "the memory provider runs in-process, where no fault can be applied; use none",
+                ));
+            }
             for f in &list {
-                let (_, only) = FAULTS.iter().find(|(n, _)| n == f).ok_or_else(|| {
-                    let names: Vec<_> = FAULTS.iter().map(|(n, _)| *n).collect();
-                    err(
+                let kind: nemesis::FaultKind = f
+                    .parse()
+                    .map_err(|e: nemesis::UnknownFault| err("nemesis", format!("{e}, or none")))?;
+                let caps = nemesis::Capabilities::for_system(provider.as_str())
+                    .map_err(|e| err("provider", e.to_string()))?;
+                if let Some(why) = kind.unsupported_because(&caps) {
+                    return Err(err(
                         "nemesis",
                         format!(
-                            "unknown fault {f:?}; use none or any of {}",
-                            names.join(", ")
+                            "fault {f} does not apply to provider {}: {why}",
+                            provider.as_str()
                         ),
-                    )
-                })?;
-                if let Some(only) = only {
-                    if !only.contains(&provider) {
-                        return Err(err(
-                            "nemesis",
-                            format!("fault {f} does not apply to provider {}", provider.as_str()),
-                        ));
-                    }
+                    ));
                 }
             }
             list
         }
     };
-    let pause = raw.pause.unwrap_or(Dur(ttl.get() * 2));
-    let nemesis_interval = raw
-        .nemesis_interval
-        .unwrap_or(Dur(pause.get() + ttl.get() * 2));
+    let fault_duration = raw.fault_duration;
+    if fault_duration.is_some_and(|d| d.get().is_zero()) {
+        return Err(err(
+            "fault_duration",
+            "a fault of 0s does nothing; use e.g. 4s or remove it",
+        ));
+    }
+    let nemesis_interval = raw.nemesis_interval.unwrap_or(Dur(ttl.get() * 2));
+    if nemesis_interval.get().is_zero() {
+        return Err(err(
+            "nemesis_interval",
+            "faults need quiet time between them; use e.g. 4s",
+        ));
+    }
 
     let fail_on = match raw.fail_on {
         None => AnomalyKind::default_fail_on(),
@@ -305,7 +306,7 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         lock,
         nemesis,
         nemesis_interval,
-        pause,
+        fault_duration,
         seed: raw.seed.unwrap_or(random_seed),
         fail_on,
         recovery_slack,
@@ -332,7 +333,10 @@ mod tests {
         assert_eq!(p.ttl, Dur::secs(2));
         assert_eq!(p.time_limit, Dur::secs(60));
         assert_eq!(p.nemesis, vec!["pause-holder"]);
-        assert_eq!(p.pause, Dur::secs(4), "a pause outlives the lease: 2 x ttl");
+        assert_eq!(
+            p.fault_duration, None,
+            "each fault's default: a holder pause is 2 x ttl"
+        );
         assert_eq!(p.seed, 7);
         assert!(!p.fail_on.contains(&AnomalyKind::ConcurrentHolders));
         assert!(p.rerun_command().contains("--seed 7"));

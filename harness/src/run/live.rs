@@ -42,10 +42,10 @@ impl Live {
             }
             (Process::Worker(p), OpType::Invoke, F::Release)
             | (Process::Worker(p), _, F::LeaseLost)
-            | (Process::Worker(p), _, F::Exit) => {
-                if h.holder.as_ref().is_some_and(|(hp, _)| hp == p) {
-                    h.holder = None;
-                }
+            | (Process::Worker(p), _, F::Exit)
+                if h.holder.as_ref().is_some_and(|(hp, _)| hp == p) =>
+            {
+                h.holder = None;
             }
             (Process::Nemesis, _, F::Start(fault)) => {
                 h.faults.insert(fault.clone());
