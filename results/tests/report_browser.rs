@@ -96,6 +96,8 @@ fn chromium_renders_the_timeline_an_anomaly_and_its_evidence_and_saves_a_screens
         process_workers: BTreeMap::new(),
     };
     let dir = run_dir();
+    // A complete run directory (the logs and verdict beside the report), as the harness leaves it.
+    common::store(&run, &dir, common::TEST_YAML);
     write_run_report(&dir, &input).unwrap();
     let profile = tempfile::tempdir().unwrap();
     let url = format!("file://{}", dir.join("report.html").display());

@@ -291,3 +291,23 @@ fn a_ten_minute_ten_worker_run_renders_in_well_under_a_second() {
     assert!(xml.contains("<testsuite "));
     assert!(took.as_millis() < 3000, "took {took:?}");
 }
+
+#[test]
+fn a_stored_run_directory_renders_the_same_report_again() {
+    let run = common::generate(&common::Scenario::default());
+    let dir = tempfile::tempdir().unwrap();
+    common::store(&run, dir.path(), common::TEST_YAML);
+    let stored = results::report::stored::StoredRun::load(dir.path()).unwrap();
+    assert_eq!(stored.history, run.history);
+    assert_eq!(stored.resource, run.resource);
+    assert_eq!(stored.test_name, "etcd-lease-pause-holder");
+    assert_eq!(stored.seed, 42);
+    assert!(stored.rerun.starts_with("fencecheck run --provider etcd"));
+    let html = render_html(&stored.input());
+    assert!(html.contains("nemesis.faults") && html.contains("pause-holder, kill"));
+    assert!(html.contains(r#"id="anomaly-5""#));
+
+    std::fs::remove_file(dir.path().join("results.json")).unwrap();
+    let err = results::report::stored::StoredRun::load(dir.path()).unwrap_err();
+    assert!(err.to_string().contains("results.json"), "{err}");
+}

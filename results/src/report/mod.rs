@@ -9,6 +9,7 @@
 //!   throughput over time, drawn.
 //! - [`html`] + [`anomalies`]: the page; [`junit`]: the JUnit file; [`status`]: each kind's
 //!   state (fail / observed / pass / unknown / n/a) for both; [`markup`]: escaping.
+//! - [`stored`]: a run directory read back, to render its report again.
 
 pub mod anomalies;
 pub mod charts;
@@ -18,6 +19,7 @@ pub mod junit;
 pub mod markup;
 pub mod series;
 pub mod status;
+pub mod stored;
 pub mod timeline;
 mod timeline_build;
 pub mod timeline_svg;

@@ -420,3 +420,48 @@ fn finish(
         checked,
     }
 }
+
+/// Writes the run as a stored run directory (test.yaml, history.jsonl, resource.jsonl,
+/// results.json), as the harness would.
+pub fn store(run: &Run, dir: &std::path::Path, test_yaml: &str) {
+    let lines = |items: Vec<String>| items.join("\n") + "\n";
+    let history = lines(
+        run.history
+            .iter()
+            .map(|e| serde_json::to_string(e).expect("event"))
+            .collect(),
+    );
+    let resource = lines(
+        run.resource
+            .iter()
+            .map(|r| serde_json::to_string(r).expect("entry"))
+            .collect(),
+    );
+    std::fs::write(dir.join("test.yaml"), test_yaml).expect("test.yaml");
+    std::fs::write(dir.join("history.jsonl"), history).expect("history.jsonl");
+    std::fs::write(dir.join("resource.jsonl"), resource).expect("resource.jsonl");
+    std::fs::write(
+        dir.join("results.json"),
+        serde_json::to_string_pretty(&run.verdict).expect("verdict"),
+    )
+    .expect("results.json");
+}
+
+/// The resolved test.yaml of the generated run.
+pub const TEST_YAML: &str = "# The fully resolved test of this run. Re-run it with:
+#   fencecheck run --provider etcd --recipe etcd-lease --resource none --nemesis pause-holder,kill --seed 42
+name: etcd-lease-pause-holder
+provider: etcd
+recipe: etcd-lease
+resource: none
+workers: 5
+ttl: 2s
+recovery_slack: 5s
+time_limit: 60s
+nemesis:
+  faults: [pause-holder, kill]
+  interval: 15s
+image: fencecheck-node:aaa6d39320ef
+seed: 42
+fail_on: [stale-accepted-write, duplicate-token, token-regression, double-release, duplicate-effect, stuck-lock]
+";
