@@ -99,10 +99,11 @@ impl Cluster for Etcd {
             for s in statuses {
                 leaders.push(s?.1);
             }
-            if leaders.iter().any(|l| *l == 0) || leaders.windows(2).any(|w| w[0] != w[1]) {
+            if leaders.contains(&0) || leaders.windows(2).any(|w| w[0] != w[1]) {
                 return Err(format!("members do not agree on a leader yet: {leaders:?}"));
             }
-            let members = member_names(&nodes[0]).await?;
+            let first = nodes.first().ok_or("no etcd member")?;
+            let members = member_names(first).await?;
             if members.len() != MEMBERS || members.iter().any(|(_, n)| n.is_empty()) {
                 return Err(format!("member list not complete yet: {members:?}"));
             }

@@ -37,7 +37,9 @@ impl ClusterHandle {
 
     /// `127.0.0.1:<port>` of every client node, for clients on the host.
     pub fn endpoints(&self) -> Vec<String> {
-        self.client_nodes().filter_map(Node::host_endpoint).collect()
+        self.client_nodes()
+            .filter_map(Node::host_endpoint)
+            .collect()
     }
 
     /// `<container name>:<port>` of every client node, for clients in containers on the run's

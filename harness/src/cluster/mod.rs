@@ -14,6 +14,7 @@ mod system;
 mod zookeeper;
 
 pub use handle::ClusterHandle;
+pub use postgres::connection_string as postgres_connection_string;
 pub use system::{System, UnknownSystem};
 
 use crate::docker::{ContainerSpec, Node};

@@ -17,6 +17,8 @@ fn script() -> String {
     format!(
         "test -f /tmp/fc-pg/PG_VERSION || {BIN}/initdb -D /tmp/fc-pg -U postgres -A trust \
          --no-sync >/tmp/initdb.log 2>&1 || {{ cat /tmp/initdb.log; exit 1; }}; \
+         grep -q '^host all all all trust' /tmp/fc-pg/pg_hba.conf || \
+         echo 'host all all all trust' >> /tmp/fc-pg/pg_hba.conf; \
          exec {BIN}/postgres -D /tmp/fc-pg -c listen_addresses='*' -c fsync=off \
          -c unix_socket_directories=/tmp"
     )
@@ -30,18 +32,26 @@ pub fn connection_string(node: &Node) -> Option<String> {
     })
 }
 
+/// tokio-postgres prints only "db error"; the server's message is in the source.
+fn describe(node: &Node, e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", node.name, db.message()),
+        None => format!("{}: {e}", node.name),
+    }
+}
+
 async fn select_one(node: &Node) -> Result<(), String> {
     host_endpoint(node)?;
     let config = connection_string(node).unwrap_or_default();
     within(&format!("SELECT 1 on {}", node.name), async {
         let (client, connection) = tokio_postgres::connect(&config, tokio_postgres::NoTls)
             .await
-            .map_err(|e| format!("{}: {e}", node.name))?;
+            .map_err(|e| describe(node, &e))?;
         let driver = tokio::spawn(connection);
         let row = client
             .query_one("SELECT 1", &[])
             .await
-            .map_err(|e| format!("{}: {e}", node.name));
+            .map_err(|e| describe(node, &e));
         driver.abort();
         let one: i32 = row?.get(0);
         if one == 1 {

@@ -49,8 +49,7 @@ pub(crate) async fn redis_connection(
     node: &Node,
 ) -> Result<redis::aio::MultiplexedConnection, String> {
     let endpoint = host_endpoint(node)?;
-    let client =
-        redis::Client::open(format!("redis://{endpoint}/")).map_err(|e| e.to_string())?;
+    let client = redis::Client::open(format!("redis://{endpoint}/")).map_err(|e| e.to_string())?;
     within(&format!("connect to {}", node.name), async {
         client
             .get_multiplexed_async_connection()

@@ -59,17 +59,20 @@ async fn master_info(sentinel: &Node) -> Result<HashMap<String, String>, String>
 /// The host name of the master as one sentinel reports it.
 async fn master_name(sentinel: &Node) -> Result<String, String> {
     let mut conn = redis_connection(sentinel).await?;
-    within(&format!("get-master-addr-by-name on {}", sentinel.name), async {
-        let addr: Vec<String> = redis::cmd("SENTINEL")
-            .arg("get-master-addr-by-name")
-            .arg(SENTINEL_MASTER_NAME)
-            .query_async(&mut conn)
-            .await
-            .map_err(|e| format!("{}: {e}", sentinel.name))?;
-        addr.into_iter()
-            .next()
-            .ok_or_else(|| format!("{} knows no master yet", sentinel.name))
-    })
+    within(
+        &format!("get-master-addr-by-name on {}", sentinel.name),
+        async {
+            let addr: Vec<String> = redis::cmd("SENTINEL")
+                .arg("get-master-addr-by-name")
+                .arg(SENTINEL_MASTER_NAME)
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| format!("{}: {e}", sentinel.name))?;
+            addr.into_iter()
+                .next()
+                .ok_or_else(|| format!("{} knows no master yet", sentinel.name))
+        },
+    )
     .await
 }
 
@@ -80,8 +83,11 @@ impl Cluster for Sentinel {
 
     fn waves(&self, name: &dyn Fn(&str) -> String) -> Vec<Vec<ContainerSpec>> {
         let master = name("redis-1");
-        let mut data = vec![server_spec("redis-1", &["--replica-announce-ip".into(), master.clone()])
-            .role(Role::Master)];
+        let mut data =
+            vec![
+                server_spec("redis-1", &["--replica-announce-ip".into(), master.clone()])
+                    .role(Role::Master),
+            ];
         for i in 2..=REPLICAS + 1 {
             let short = format!("redis-{i}");
             let extra = [
@@ -101,10 +107,13 @@ impl Cluster for Sentinel {
         let sentinels = (1..=SENTINELS)
             .map(|i| {
                 let short = format!("sentinel-{i}");
-                ContainerSpec::new(&short, ["sh", "-c", &sentinel_script(&name(&short), &master)])
-                    .port(SENTINEL_PORT)
-                    .role(Role::Sentinel)
-                    .ready(Readiness::Listening(SENTINEL_PORT))
+                ContainerSpec::new(
+                    &short,
+                    ["sh", "-c", &sentinel_script(&name(&short), &master)],
+                )
+                .port(SENTINEL_PORT)
+                .role(Role::Sentinel)
+                .ready(Readiness::Listening(SENTINEL_PORT))
             })
             .collect();
         vec![data, sentinels]
@@ -139,7 +148,12 @@ impl Cluster for Sentinel {
             let mut last_error = "no sentinel answered".to_string();
             for sentinel in nodes.iter().filter(|n| n.role == Role::Sentinel) {
                 match master_name(sentinel).await {
-                    Ok(host) => return Ok(nodes.iter().find(|n| n.name == host).map(|n| n.name.clone())),
+                    Ok(host) => {
+                        return Ok(nodes
+                            .iter()
+                            .find(|n| n.name == host)
+                            .map(|n| n.name.clone()))
+                    }
                     Err(e) => last_error = e,
                 }
             }

@@ -50,7 +50,7 @@ impl RunEnv {
                     container: format!("{system} cluster of run {}", self.run_id()),
                     waited: started.elapsed(),
                     condition: problem,
-                    log: format!("see the node logs of run {}", self.run_id()),
+                    log: self.tails(&nodes).await,
                 });
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -61,6 +61,16 @@ impl RunEnv {
             startup: started.elapsed(),
             cluster,
         })
+    }
+
+    /// The last log lines of every node, for a start-up that timed out.
+    async fn tails(&self, nodes: &[Node]) -> String {
+        let mut text = String::new();
+        for node in nodes {
+            let tail = crate::docker::log_tail(self.docker(), &node.container_id, 5).await;
+            text.push_str(&format!("{}:\n{tail}", node.name));
+        }
+        text
     }
 
     /// Removes the cluster's containers (the run's network stays for the next cluster).

@@ -107,6 +107,9 @@ mod tests {
     fn an_unknown_name_lists_the_valid_ones() {
         let err = "etdc".parse::<System>().unwrap_err().to_string();
         assert!(err.contains("\"etdc\""), "{err}");
-        assert!(err.contains("etcd, zookeeper, redis, redlock, redis-sentinel, postgres"), "{err}");
+        assert!(
+            err.contains("etcd, zookeeper, redis, redlock, redis-sentinel, postgres"),
+            "{err}"
+        );
     }
 }

@@ -10,8 +10,13 @@ pub struct Args {
 
 /// What to measure.
 #[derive(Debug, clap::Subcommand)]
-pub enum What {}
+pub enum What {
+    /// Cluster start-up: median and max time to ready per system.
+    Startup(super::bench_startup::Args),
+}
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    match args.what {}
+    match args.what {
+        What::Startup(a) => super::bench_startup::run(a),
+    }
 }

@@ -23,13 +23,17 @@ pub enum DockerError {
         #[source]
         source: bollard::errors::Error,
     },
-    #[error("container {container} exited (code {code}) before it was ready; last log lines:\n{log}")]
+    #[error(
+        "container {container} exited (code {code}) before it was ready; last log lines:\n{log}"
+    )]
     Exited {
         container: String,
         code: i64,
         log: String,
     },
-    #[error("container {container} not ready after {waited:?} ({condition}); last log lines:\n{log}")]
+    #[error(
+        "container {container} not ready after {waited:?} ({condition}); last log lines:\n{log}"
+    )]
     NotReady {
         container: String,
         waited: Duration,

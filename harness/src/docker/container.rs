@@ -113,7 +113,8 @@ impl ContainerSpec {
         self
     }
     pub fn bind(mut self, host: impl Into<PathBuf>, container: &str, read_only: bool) -> Self {
-        self.binds.push((host.into(), container.to_string(), read_only));
+        self.binds
+            .push((host.into(), container.to_string(), read_only));
         self
     }
     pub fn port(mut self, port: u16) -> Self {

@@ -381,7 +381,9 @@ impl RunEnv {
                 t: Some(0),
                 ..Default::default()
             };
-            self.docker.restart_container(&node.name, Some(options)).await
+            self.docker
+                .restart_container(&node.name, Some(options))
+                .await
         };
         result.map_err(DockerError::api(format!("restart container {}", node.name)))?;
         self.stream_logs(&node.container_id, &node.name, record.cursor.clone());
@@ -399,10 +401,16 @@ impl RunEnv {
             v: true,
             ..Default::default()
         };
-        match self.docker.remove_container(&node.name, Some(options)).await {
+        match self
+            .docker
+            .remove_container(&node.name, Some(options))
+            .await
+        {
             Ok(()) => Ok(()),
             Err(e) if is_not_found(&e) => Ok(()),
-            Err(e) => Err(DockerError::api(format!("remove container {}", node.name))(e)),
+            Err(e) => Err(DockerError::api(format!("remove container {}", node.name))(
+                e,
+            )),
         }
     }
 

@@ -26,7 +26,9 @@ pub(crate) fn unregister(run_id: &str) {
 }
 
 fn live_runs() -> Vec<String> {
-    LIVE.lock().map(|l| l.iter().cloned().collect()).unwrap_or_default()
+    LIVE.lock()
+        .map(|l| l.iter().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// Removes the run's containers and network from a separate thread and waits for it. Safe to

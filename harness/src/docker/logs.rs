@@ -131,7 +131,7 @@ pub(crate) async fn newest_timestamp(docker: &Docker, id: &str) -> Option<String
 }
 
 /// The last `n` lines of a container's output, for error messages.
-pub(crate) async fn tail(docker: &Docker, id: &str, n: usize) -> String {
+pub async fn tail(docker: &Docker, id: &str, n: usize) -> String {
     let mut options = options(false, 0);
     options.tail = n.to_string();
     let mut stream = docker.logs(id, Some(options));

@@ -20,3 +20,4 @@ pub use labels::{
     container_name, list_run_containers, list_run_networks, network_name, remove_by_run,
     CleanReport, RUN_LABEL,
 };
+pub use logs::tail as log_tail;

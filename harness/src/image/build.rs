@@ -12,7 +12,9 @@ use std::process::{Command, Stdio};
 pub enum ImageError {
     #[error("docker: {0}")]
     Docker(String),
-    #[error("the `docker` command is not available ({0}): install the Docker CLI (Debian: docker.io)")]
+    #[error(
+        "the `docker` command is not available ({0}): install the Docker CLI (Debian: docker.io)"
+    )]
     NoDockerCli(String),
     #[error(
         "could not build {tag}:\n  - Dockerfile from {base}: {dockerfile}\n  - debootstrap + docker \
@@ -61,7 +63,8 @@ impl BuildOptions {
             force: false,
             base_image: "debian:bookworm-slim".to_string(),
             mirror: None,
-            work_dir: std::env::temp_dir().join(format!("fencecheck-rootfs-{}", std::process::id())),
+            work_dir: std::env::temp_dir()
+                .join(format!("fencecheck-rootfs-{}", std::process::id())),
         }
     }
 }
@@ -93,7 +96,9 @@ pub fn build(options: &BuildOptions) -> Result<BuildMethod, ImageError> {
         Ok(()) => return Ok(BuildMethod::Dockerfile),
         Err(e) => e,
     };
-    eprintln!("fencecheck: Dockerfile build failed ({dockerfile}); trying debootstrap + docker import");
+    eprintln!(
+        "fencecheck: Dockerfile build failed ({dockerfile}); trying debootstrap + docker import"
+    );
     match build_with_debootstrap(options, &list) {
         Ok(()) => Ok(BuildMethod::Debootstrap),
         Err(debootstrap) => Err(ImageError::BothFailed {
@@ -135,7 +140,8 @@ fn build_with_dockerfile(base: &str, packages: &[&str], tag: &str) -> Result<(),
 
 /// The Debian mirror the host's apt uses (deb822 `URIs:` or one-line `deb` format).
 fn host_mirror() -> String {
-    let deb822 = std::fs::read_to_string("/etc/apt/sources.list.d/debian.sources").unwrap_or_default();
+    let deb822 =
+        std::fs::read_to_string("/etc/apt/sources.list.d/debian.sources").unwrap_or_default();
     let one_line = std::fs::read_to_string("/etc/apt/sources.list").unwrap_or_default();
     let from_deb822 = deb822
         .lines()
@@ -174,7 +180,12 @@ fn build_with_debootstrap(options: &BuildOptions, packages: &[&str]) -> Result<(
     result
 }
 
-fn debootstrap_and_import(dir: &Path, mirror: &str, packages: &[&str], tag: &str) -> Result<(), String> {
+fn debootstrap_and_import(
+    dir: &Path,
+    mirror: &str,
+    packages: &[&str],
+    tag: &str,
+) -> Result<(), String> {
     let status = Command::new("debootstrap")
         .arg("--variant=minbase")
         .arg(format!("--include={}", packages.join(",")))
@@ -182,7 +193,9 @@ fn debootstrap_and_import(dir: &Path, mirror: &str, packages: &[&str], tag: &str
         .arg(dir)
         .arg(mirror)
         .status()
-        .map_err(|e| format!("cannot run debootstrap ({e}): install it (apt-get install debootstrap)"))?;
+        .map_err(|e| {
+            format!("cannot run debootstrap ({e}): install it (apt-get install debootstrap)")
+        })?;
     if !status.success() {
         return Err(format!("debootstrap from {mirror} exited with {status}"));
     }
@@ -195,7 +208,13 @@ fn debootstrap_and_import(dir: &Path, mirror: &str, packages: &[&str], tag: &str
         .map_err(|e| format!("cannot run tar: {e}"))?;
     let tar_out = tar.stdout.take().ok_or("tar has no stdout")?;
     let import = Command::new("docker")
-        .args(["import", "--change", "LABEL fencecheck.image=node", "-", tag])
+        .args([
+            "import",
+            "--change",
+            "LABEL fencecheck.image=node",
+            "-",
+            tag,
+        ])
         .stdin(tar_out)
         .status()
         .map_err(|e| format!("cannot run docker import: {e}"))?;
@@ -203,7 +222,9 @@ fn debootstrap_and_import(dir: &Path, mirror: &str, packages: &[&str], tag: &str
     if import.success() && tar_status.success() {
         Ok(())
     } else {
-        Err(format!("tar ({tar_status}) | docker import ({import}) failed"))
+        Err(format!(
+            "tar ({tar_status}) | docker import ({import}) failed"
+        ))
     }
 }
 

@@ -73,13 +73,19 @@ mod tests {
     #[test]
     fn the_tag_is_the_hash_of_the_list() {
         assert_eq!(tag_for(""), "fencecheck-node:e3b0c44298fc");
-        assert_ne!(tag_for("redis-server\n"), tag_for("redis-server\netcd-server\n"));
+        assert_ne!(
+            tag_for("redis-server\n"),
+            tag_for("redis-server\netcd-server\n")
+        );
         assert!(node_image_tag().starts_with("fencecheck-node:"));
     }
 
     #[test]
     fn comments_and_blank_lines_are_not_packages() {
-        assert_eq!(packages("# x\n\netcd-server\n  redis-server \n"), ["etcd-server", "redis-server"]);
+        assert_eq!(
+            packages("# x\n\netcd-server\n  redis-server \n"),
+            ["etcd-server", "redis-server"]
+        );
         assert!(packages(PACKAGES_TXT).contains(&"postgresql"));
     }
 }
