@@ -1,9 +1,122 @@
-//! `fencecheck check` (not built yet: see the open issue that asks for it).
+//! `fencecheck check <run-dir>`: re-checks a stored run offline. Streams `history.jsonl` and
+//! `resource.jsonl` through every checker (memory follows open holds, not history length),
+//! writes `results.json`, prints one line per anomaly kind, and exits 0 valid / 1 invalid /
+//! 2 unknown / 3 when the run directory itself is unusable (missing history, a malformed line —
+//! the message names the file and line).
+//!
+//! `run` calls [`check_run_dir`] and [`summary_table`] too, so a live run and a re-check judge
+//! and print the same way.
+
+use anyhow::Context;
+use checkers::Engine;
+use results::layout::{HISTORY, RESOURCE_LOG, RESULTS, TEST_YAML};
+use results::store::{stream_history, stream_resource_log, CheckConfig};
+use results::{Validity, Verdict};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `fencecheck check`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The run directory (e.g. results/runs/latest) holding history.jsonl, resource.jsonl and
+    /// test.yaml.
+    pub run_dir: PathBuf,
+    /// How many anomalies to describe after the table.
+    #[arg(long, default_value_t = 5)]
+    pub show: usize,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<u8> {
-    anyhow::bail!("`fencecheck check` is not implemented yet")
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    let verdict = check_run_dir(&args.run_dir)?;
+    let out = args.run_dir.join(RESULTS);
+    write_results(&out, &verdict)?;
+    print!("{}", summary_table(&verdict, args.show));
+    println!("results: {}", out.display());
+    Ok(verdict.valid.exit_code())
+}
+
+/// Checks a stored run: `test.yaml` (optional: ttl, recovery_slack, fail_on), `history.jsonl`
+/// (required), `resource.jsonl` (optional: without it the resource checkers are unknown when
+/// the history has writes). Errors name the file and line.
+pub fn check_run_dir(dir: &Path) -> anyhow::Result<Verdict> {
+    if !dir.is_dir() {
+        anyhow::bail!("{}: not a run directory (no such directory)", dir.display());
+    }
+    let cfg = CheckConfig::load(&dir.join(TEST_YAML))?;
+    let history = dir.join(HISTORY);
+    if !history.is_file() {
+        anyhow::bail!(
+            "{}: missing; a run directory must hold the history it recorded",
+            history.display()
+        );
+    }
+    let mut engine = Engine::new(&cfg);
+    stream_history(&history, |e| engine.event(e))?;
+    let resource = dir.join(RESOURCE_LOG);
+    if resource.is_file() {
+        stream_resource_log(&resource, |r| engine.resource(r))?;
+    } else {
+        engine.resource_log_missing(format!("{}: missing", resource.display()));
+    }
+    Ok(engine.finish())
+}
+
+/// Writes `results.json` through a temporary file, so a reader never sees half of it.
+pub fn write_results(path: &Path, verdict: &Verdict) -> anyhow::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    let text = serde_json::to_string_pretty(verdict)?;
+    std::fs::write(&tmp, text + "\n").with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// One line per anomaly kind (status, count, whether it fails the run), the verdict, the
+/// reasons for an unknown verdict, and the first `show` anomalies' summaries.
+pub fn summary_table(v: &Verdict, show: usize) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<22} {:<15} {:>8}  fails run",
+        "anomaly", "status", "count"
+    );
+    for kind in results::AnomalyKind::ALL {
+        let st = &v.stats[kind.as_str()];
+        let status = st["status"].as_str().unwrap_or("-");
+        let count = st["count"].as_u64().unwrap_or(0);
+        let fails = if st["fails_run"].as_bool().unwrap_or(false) {
+            "yes"
+        } else {
+            "no"
+        };
+        let _ = writeln!(
+            s,
+            "{:<22} {:<15} {:>8}  {fails}",
+            kind.as_str(),
+            status,
+            count
+        );
+    }
+    let word = match v.valid {
+        Validity::Valid => "VALID",
+        Validity::Invalid => "INVALID",
+        Validity::Unknown => "UNKNOWN",
+    };
+    let _ = writeln!(
+        s,
+        "verdict: {word} (exit {})  events: {}  resource entries: {}",
+        v.valid.exit_code(),
+        v.stats.get("events").cloned().unwrap_or_default(),
+        v.stats.get("resource_entries").cloned().unwrap_or_default()
+    );
+    for r in &v.unknown_reasons {
+        let _ = writeln!(s, "unknown: {r}");
+    }
+    for a in v.anomalies.iter().take(show) {
+        let _ = writeln!(s, "- {}: {}", a.kind, a.summary);
+        let _ = writeln!(s, "    next: {}", a.diagnosis.next_action);
+    }
+    if v.anomalies.len() > show {
+        let _ = writeln!(s, "  ... {} more in results.json", v.anomalies.len() - show);
+    }
+    s
 }
