@@ -60,6 +60,9 @@ pub struct Hold {
     pub owner: String,
     /// The provider's handle: etcd lease id, ZooKeeper node path, Redis owner value.
     pub lease: String,
+    /// The provider's key that embodies the hold (etcd key, ZooKeeper node, Redis key), for
+    /// resources that guard writes with it (`etcd-guard`).
+    pub lock_key: Option<String>,
     /// Fence token; `None` for recipes without one (Redlock).
     pub token: Option<u64>,
     /// Until when the grant is certainly valid (CLOCK_MONOTONIC): the send time of the last

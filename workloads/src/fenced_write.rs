@@ -1,7 +1,8 @@
 //! The seam between a worker and the protected resource: one write carrying the writer's fence
-//! token, answered with the resource's decision. The resource server (and its network client)
-//! live in the resource module; the worker only needs this trait. [`MemoryResource`] is the
-//! in-process fake for pipeline tests, with the two modes that matter: strict and none.
+//! token, answered with the resource's decision. The resource server and its network client live
+//! in [`crate::resource`]; the worker only needs the [`ResourceWriter`] trait, which that client
+//! implements here. [`MemoryResource`] is the in-process fake for pipeline tests, with the two
+//! modes that matter: strict and none.
 
 use crate::client::Completion;
 use futures::future::BoxFuture;
@@ -10,19 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// One write as the worker sends it (the fields of a `resource.jsonl` line the writer knows).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WriteRequest {
-    pub lock: String,
-    pub key: String,
-    pub value: serde_json::Value,
-    /// `None` for recipes without a token (Redlock).
-    pub token: Option<u64>,
-    pub op_id: String,
-    pub owner: String,
-    pub lease: String,
-    pub process: u32,
-}
+pub use crate::resource::WriteRequest;
 
 /// The resource's decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,9 +21,24 @@ pub struct WriteOutcome {
 }
 
 /// A client of the protected resource. `Ok` carries the decision (accepted or rejected: both are
-/// definite); `Info` when the reply was lost.
-pub trait ResourceClient: Send {
+/// definite); `Info` when no decision came back (the write may still have been applied).
+pub trait ResourceWriter: Send {
     fn write(&mut self, req: WriteRequest) -> BoxFuture<'_, Completion<WriteOutcome>>;
+}
+
+impl ResourceWriter for crate::resource::ResourceClient {
+    fn write(&mut self, req: WriteRequest) -> BoxFuture<'_, Completion<WriteOutcome>> {
+        Box::pin(async move {
+            match crate::resource::ResourceClient::write(self, &req).await {
+                Ok(r) => Completion::Ok(WriteOutcome {
+                    result: r.result,
+                    highest_before: r.highest_before,
+                }),
+                // A refusal may be a backend failure after the write applied: indeterminate.
+                Err(e) => Completion::info(e),
+            }
+        })
+    }
 }
 
 /// Whether the in-memory resource compares tokens.
@@ -114,7 +118,7 @@ impl MemoryResource {
     }
 }
 
-impl ResourceClient for MemoryResource {
+impl ResourceWriter for MemoryResource {
     fn write(&mut self, req: WriteRequest) -> BoxFuture<'_, Completion<WriteOutcome>> {
         let outcome = self.decide(req);
         Box::pin(async move { Completion::Ok(outcome) })
@@ -128,6 +132,7 @@ mod tests {
     fn req(token: u64) -> WriteRequest {
         WriteRequest {
             lock: "l".into(),
+            lock_key: None,
             key: "k".into(),
             value: serde_json::json!(format!("v{token}")),
             token: Some(token),

@@ -90,6 +90,7 @@ impl Client for EtcdLease {
                             lock: lock.to_string(),
                             owner: self.owner.clone(),
                             lease: format!("{:x}", kept.id),
+                            lock_key: Some(key.clone()),
                             token: Some(rev as u64),
                             valid_until: last_keep_alive + self.cfg.ttl,
                         };

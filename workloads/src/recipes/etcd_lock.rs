@@ -121,6 +121,7 @@ impl Client for EtcdLock {
                 lock: lock.to_string(),
                 owner: self.owner.clone(),
                 lease: format!("{:x}", kept.id),
+                lock_key: Some(String::from_utf8_lossy(&key).into_owned()),
                 token: Some(rev as u64),
                 valid_until: confirmed + self.cfg.ttl,
             };

@@ -91,6 +91,7 @@ impl MemoryLockService {
         Some(Hold {
             lock: lock.to_string(),
             owner: owner.to_string(),
+            lock_key: Some(format!("memory/{lock}")),
             lease,
             token: Some(token),
             valid_until: now + ttl,

@@ -114,6 +114,7 @@ impl Client for RedisLock {
                             lock: lock.to_string(),
                             owner: self.owner.clone(),
                             lease: value,
+                            lock_key: Some(key.clone()),
                             token: Some(token),
                             valid_until: sent + self.cfg.ttl,
                         })

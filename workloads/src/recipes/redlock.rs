@@ -111,6 +111,7 @@ impl Client for Redlock {
                             lock: lock.to_string(),
                             owner: self.owner.clone(),
                             lease: value,
+                            lock_key: Some(key.clone()),
                             token: None,
                             valid_until: Instant::now() + v,
                         });

@@ -139,6 +139,7 @@ impl ZkLock {
             Ok(Ok(Some(stat))) if stat.czxid > 0 => Completion::Ok(Hold {
                 lock: lock.to_string(),
                 owner: self.owner.clone(),
+                lock_key: Some(path.clone()),
                 lease: path,
                 token: Some(stat.czxid as u64),
                 valid_until: sent + c.session_timeout(),

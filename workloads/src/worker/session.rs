@@ -4,7 +4,7 @@
 
 use crate::client::{within, Client, Completion, NOT_OWNER};
 use crate::config::{Discipline, RecipeConfig};
-use crate::fenced_write::{ResourceClient, WriteRequest};
+use crate::fenced_write::{ResourceWriter, WriteRequest};
 use crate::ownership::{LostNotice, Tracker, WriteGate};
 use crate::protocol::{Op, Outcome};
 use results::{OpResult, OpType};
@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 pub struct Worker {
     pub name: String,
     client: Arc<dyn Client>,
-    resource: Box<dyn ResourceClient>,
+    resource: Box<dyn ResourceWriter>,
     cfg: RecipeConfig,
     discipline: Discipline,
     current: Option<Tracker>,
@@ -37,7 +37,7 @@ impl Worker {
     pub fn new(
         name: impl Into<String>,
         client: Arc<dyn Client>,
-        resource: Box<dyn ResourceClient>,
+        resource: Box<dyn ResourceWriter>,
         cfg: RecipeConfig,
         discipline: Discipline,
     ) -> Self {
@@ -131,6 +131,7 @@ impl Worker {
         let hold = t.hold();
         let req = WriteRequest {
             lock: hold.lock.clone(),
+            lock_key: hold.lock_key.clone(),
             key,
             value,
             token: hold.token,
