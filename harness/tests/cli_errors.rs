@@ -1,0 +1,92 @@
+//! Bad input exits 3 with a message that says what to do, never a panic: an unknown system, no
+//! Docker engine (DOCKER_HOST at a dead socket), a failed image build.
+
+use std::process::{Command, Output};
+
+const FENCECHECK: &str = env!("CARGO_BIN_EXE_fencecheck");
+
+fn fencecheck(args: &[&str], docker_host: Option<&str>) -> Output {
+    let mut command = Command::new(FENCECHECK);
+    command.args(args);
+    if let Some(host) = docker_host {
+        command.env("DOCKER_HOST", host);
+    }
+    command.output().expect("run fencecheck")
+}
+
+fn assert_exit_3(out: &Output, needles: &[&str]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    for needle in needles {
+        assert!(stderr.contains(needle), "{needle:?} not in: {stderr}");
+    }
+}
+
+#[test]
+fn an_unknown_system_lists_the_valid_ones() {
+    let out = fencecheck(&["cluster", "up", "etdc"], None);
+    assert_exit_3(
+        &out,
+        &[
+            "etdc",
+            "etcd, zookeeper, redis, redlock, redis-sentinel, postgres",
+        ],
+    );
+    let out = fencecheck(&["bench", "startup", "--systems", "etcd,mongo"], None);
+    assert_exit_3(&out, &["mongo", "expected one of"]);
+}
+
+#[test]
+fn a_missing_docker_engine_says_how_to_start_one() {
+    let dead = format!(
+        "unix:///tmp/fencecheck-no-docker-{}.sock",
+        std::process::id()
+    );
+    for args in [
+        &["cluster", "up", "etcd", "--run", "t-infra-nodocker"][..],
+        &["clean", "--run", "t-infra-nodocker"],
+        &["image", "status"],
+        &["image", "build"],
+        &["bench", "startup", "--runs", "1", "--systems", "redis"],
+    ] {
+        let out = fencecheck(args, Some(&dead));
+        assert_exit_3(
+            &out,
+            &["cannot reach the Docker engine", &dead, "DOCKER_HOST"],
+        );
+    }
+}
+
+#[test]
+fn a_failed_image_build_exits_3_with_what_to_do() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let list = dir.path().join("packages.txt");
+    let unique = format!(
+        "# t-infra-badimage {}\nno-such-package-fencecheck\n",
+        std::process::id()
+    );
+    std::fs::write(&list, unique).expect("write list");
+    let out = fencecheck(
+        &[
+            "image",
+            "build",
+            "--packages",
+            list.to_str().expect("utf-8 path"),
+            "--base-image",
+            "fencecheck-no-such-base:none",
+            "--mirror",
+            "http://127.0.0.1:9/debian",
+        ],
+        None,
+    );
+    assert_exit_3(
+        &out,
+        &[
+            "could not build fencecheck-node:",
+            "Dockerfile",
+            "debootstrap",
+            "fencecheck image build",
+        ],
+    );
+}
