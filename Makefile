@@ -1,0 +1,26 @@
+# fencecheck: the two commands a user needs are `make run` and `make test`.
+CARGO ?= cargo
+
+.PHONY: run test image fmt clippy clean-containers
+
+## Run the default test (etcd lease lock, strictly fenced resource, holder pauses > TTL).
+run: image
+	$(CARGO) run --release --bin fencecheck -- run
+
+## Format check, clippy with warnings denied, and every test (container tests included).
+test: fmt clippy
+	$(CARGO) test --workspace
+
+fmt:
+	$(CARGO) fmt --all -- --check
+
+clippy:
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+## Build the node image unless it is already present (its tag is a hash of the package list).
+image:
+	$(CARGO) run --release --bin fencecheck -- image build
+
+## Remove every container and network fencecheck left behind (all runs).
+clean-containers:
+	$(CARGO) run --release --bin fencecheck -- clean
