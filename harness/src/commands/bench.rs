@@ -13,10 +13,13 @@ pub struct Args {
 pub enum What {
     /// Cluster start-up: median and max time to ready per system.
     Startup(super::bench_startup::Args),
+    /// Fenced resources: writes/s and latency percentiles per backend.
+    Resource(super::bench_resource::Args),
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
     match args.what {
         What::Startup(a) => super::bench_startup::run(a),
+        What::Resource(a) => super::bench_resource::run(a),
     }
 }

@@ -10,6 +10,7 @@ use results::ResourceEntry;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use workloads::resource::rule::{audit, Audit};
@@ -237,16 +238,37 @@ pub async fn hammer(
     seed: u64,
     choose: Chooser,
 ) -> Vec<Sent> {
+    hammer_until(addr, clients, total, "", keys, seed, choose, None).await
+}
+
+/// [`hammer`] that also stops a client at its first error (the resource died) or when `stop`
+/// is set; op_ids are `<prefix><client>-<i>`.
+#[allow(clippy::too_many_arguments)]
+pub async fn hammer_until(
+    addr: &str,
+    clients: usize,
+    total: usize,
+    prefix: &str,
+    keys: &[&str],
+    seed: u64,
+    choose: Chooser,
+    stop: Option<Arc<AtomicBool>>,
+) -> Vec<Sent> {
     let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
     let mut tasks = Vec::new();
     for c in 0..clients {
-        let (addr, keys, choose) = (addr.to_string(), keys.clone(), choose.clone());
+        let (addr, keys, choose, stop) =
+            (addr.to_string(), keys.clone(), choose.clone(), stop.clone());
+        let prefix = prefix.to_string();
         let n = total / clients + usize::from(c < total % clients);
         tasks.push(tokio::spawn(async move {
             let mut rng = StdRng::seed_from_u64(seed + c as u64);
             let mut client = ResourceClient::connect(&addr).await.unwrap();
             let mut sent = Vec::with_capacity(n);
             for i in 0..n {
+                if stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
+                    break;
+                }
                 let key = keys[rng.random_range(0..keys.len())].clone();
                 let (token, lock_key) = choose(&mut rng, &key);
                 let req = WriteRequest {
@@ -255,13 +277,17 @@ pub async fn hammer(
                     key,
                     value: serde_json::json!({"client": c, "i": i}),
                     token,
-                    op_id: format!("{c}-{i}"),
+                    op_id: format!("{prefix}{c}-{i}"),
                     owner: format!("worker-{c}"),
                     lease: format!("lease-{c}"),
                     process: c as u32,
                 };
                 let reply = client.write(&req).await.map_err(|e| e.to_string());
+                let failed = reply.is_err();
                 sent.push(Sent { req, reply });
+                if failed && stop.is_some() {
+                    break;
+                }
             }
             sent
         }));
