@@ -71,6 +71,14 @@ fn lanes_follow_workers_across_a_retired_process_id() {
         .iter()
         .flat_map(|l| &l.holds)
         .any(|h| h.ended_by == HoldEnd::LeaseLost));
+    assert!(
+        model
+            .lanes
+            .iter()
+            .flat_map(|l| &l.waits)
+            .any(|w| w.end == model.end),
+        "a worker still trying at the end waits until the end"
+    );
     assert_eq!(
         model.anomalies.len(),
         run.verdict.anomalies.len(),

@@ -285,6 +285,13 @@ impl<'i, 'a> Builder<'i, 'a> {
                 }
                 (F::Exit, _) => {
                     close(&mut open_holds, &mut closed, None, HoldEnd::Exit);
+                    if let Some(inv) = pending.remove(&(p, "acquire")) {
+                        self.lanes[lane].waits.push(Span {
+                            start: inv.time,
+                            end: e.time,
+                            label: "acquire → process exited".into(),
+                        });
+                    }
                     let detail = format!(
                         "process {p} exited{}",
                         e.error
@@ -304,12 +311,21 @@ impl<'i, 'a> Builder<'i, 'a> {
                 _ => {}
             }
         }
-        history_writes.extend(
-            pending
-                .into_iter()
-                .filter(|((_, f), _)| *f == "write")
-                .map(|(_, e)| (e, None)),
-        );
+        for ((p, f), inv) in pending {
+            match f {
+                "write" => history_writes.push((inv, None)),
+                // Still trying when the history ends: the wait runs to the end.
+                "acquire" => self.lanes[self.lane_of[&p]].waits.push(Span {
+                    start: inv.time,
+                    end,
+                    label: "acquire → no answer before the end".into(),
+                }),
+                _ => {}
+            }
+        }
+        for lane in &mut self.lanes {
+            lane.waits.sort_by_key(|w| w.start);
+        }
         closed.extend(open_holds.into_values());
         for h in closed {
             let lane = self.lane_of[&h.process];
