@@ -128,8 +128,14 @@ fn chromium_renders_the_timeline_an_anomaly_and_its_evidence_and_saves_a_screens
     );
 
     // Following an anomaly's link zooms the timeline in around its flag.
-    let zoomed = run_chromium(profile.path(), &["--dump-dom".into(), format!("{url}#tl-anomaly-2")]);
-    assert!(zoomed.contains(r#"id="tl-zoom-val">8.0×"#), "the link to a flag zooms the timeline");
+    let zoomed = run_chromium(
+        profile.path(),
+        &["--dump-dom".into(), format!("{url}#tl-anomaly-2")],
+    );
+    assert!(
+        zoomed.contains(r#"id="tl-zoom-val">8.0×"#),
+        "the link to a flag zooms the timeline"
+    );
 
     for plot in ["timeline.svg", "latency.svg", "throughput.svg"] {
         let svg_dom = run_chromium(
