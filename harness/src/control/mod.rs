@@ -1,0 +1,275 @@
+//! The real [`NodeControl`]: faults applied to containers. Signals go to the host PIDs of every
+//! process of a container (nix `kill`), partitions are iptables rules in the containers' network
+//! namespaces (`nsenter`), restarts go through a pluggable [`Restart`]. What is stopped and where
+//! rules exist is tracked, so a heal undoes exactly that — and a `Drop` without a heal still
+//! resumes every process and flushes every rule, synchronously.
+//!
+//! - [`procs`]: processes of a container, signals, `/proc` states.
+//! - [`iptables`]: the `FENCECHECK` chain and `nsenter`.
+//! - [`restart`]: how a killed target comes back.
+//! - [`audit`]: proof that nothing is left stopped or cut.
+//! - [`topology`]: the nemesis's view of a run (leader, holder) and restarts through `RunEnv`.
+
+pub mod audit;
+pub mod iptables;
+pub mod procs;
+pub mod restart;
+pub mod topology;
+
+pub use audit::{audit, Audit};
+pub use restart::{DockerRestart, Restart};
+pub use topology::{ClusterRestart, RunTopology};
+
+use bollard::Docker;
+use nemesis::{ControlError, Grudge, NodeControl, Signal};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Debug, Default)]
+struct Tracked {
+    /// target -> pids this control stopped and has not resumed.
+    stopped: BTreeMap<String, BTreeSet<i32>>,
+    /// target -> host pid of the namespace holding fencecheck rules.
+    rules: BTreeMap<String, u32>,
+    /// target -> in-network IP, remembered (a dead container has none to ask for).
+    ips: BTreeMap<String, String>,
+}
+
+/// Where a container stands right now.
+struct Live {
+    id: String,
+    pid: u32,
+    running: bool,
+    ip: Option<String>,
+}
+
+/// Applies faults to the containers of one run.
+pub struct DockerControl {
+    docker: Docker,
+    network: String,
+    targets: Mutex<BTreeMap<String, String>>,
+    restarter: Arc<dyn Restart>,
+    tracked: Mutex<Tracked>,
+}
+
+impl std::fmt::Debug for DockerControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DockerControl")
+            .field("network", &self.network)
+            .field("targets", &self.targets)
+            .field("tracked", &self.tracked)
+            .finish()
+    }
+}
+
+impl DockerControl {
+    /// `targets` maps the nemesis's names (`worker-3`, `etcd-1`) to container names or ids on
+    /// the Docker network `network`.
+    pub fn new(
+        docker: Docker,
+        network: &str,
+        targets: BTreeMap<String, String>,
+        restarter: Arc<dyn Restart>,
+    ) -> Self {
+        Self {
+            docker,
+            network: network.to_string(),
+            targets: Mutex::new(targets),
+            restarter,
+            tracked: Mutex::new(Tracked::default()),
+        }
+    }
+
+    /// Adds or re-points a target (a respawned worker in a new container).
+    pub fn set_target(&self, name: &str, container: &str) {
+        lock(&self.targets).insert(name.to_string(), container.to_string());
+    }
+
+    fn container(&self, target: &str, action: &str) -> Result<String, ControlError> {
+        lock(&self.targets)
+            .get(target)
+            .cloned()
+            .ok_or_else(|| ControlError::new(target, action, "unknown target"))
+    }
+
+    async fn live(&self, target: &str, action: &str) -> Result<Live, ControlError> {
+        let container = self.container(target, action)?;
+        let info = self
+            .docker
+            .inspect_container(&container, None)
+            .await
+            .map_err(|e| ControlError::new(target, action, format!("inspect {container}: {e}")))?;
+        let state = info.state.unwrap_or_default();
+        let networks = info
+            .network_settings
+            .and_then(|n| n.networks)
+            .unwrap_or_default();
+        let ip = networks
+            .get(&self.network)
+            .or_else(|| networks.values().next())
+            .and_then(|e| e.ip_address.clone())
+            .filter(|ip| !ip.is_empty());
+        if let Some(ip) = &ip {
+            lock(&self.tracked)
+                .ips
+                .insert(target.to_string(), ip.clone());
+        }
+        Ok(Live {
+            id: info.id.unwrap_or_default(),
+            pid: u32::try_from(state.pid.unwrap_or(0)).unwrap_or(0),
+            running: state.running == Some(true),
+            ip,
+        })
+    }
+
+    async fn ip_of(&self, target: &str) -> Result<String, ControlError> {
+        if let Some(ip) = lock(&self.tracked).ips.get(target) {
+            return Ok(ip.clone());
+        }
+        self.live(target, "partition").await?.ip.ok_or_else(|| {
+            ControlError::new(
+                target,
+                "partition",
+                "container has no IP on the run's network",
+            )
+        })
+    }
+
+    /// Resumes every process this control stopped and flushes every namespace it touched,
+    /// without Docker or an async runtime: the path for `Drop` and for signal handlers.
+    pub fn heal_blocking(&self) {
+        let mut t = lock(&self.tracked);
+        for pids in t.stopped.values() {
+            let pids: Vec<i32> = pids.iter().copied().collect();
+            let _ = procs::signal_all(&pids, Signal::Cont);
+        }
+        t.stopped.clear();
+        for pid in t.rules.values() {
+            iptables::flush(*pid);
+        }
+        t.rules.clear();
+    }
+
+    /// Whether anything is currently stopped or cut by this control.
+    pub fn is_hurting(&self) -> bool {
+        let t = lock(&self.tracked);
+        !t.stopped.is_empty() || !t.rules.is_empty()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(v) => v,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
+}
+
+impl NodeControl for DockerControl {
+    async fn signal(&self, target: &str, signal: Signal) -> Result<(), ControlError> {
+        let action = format!("{signal:?}").to_lowercase();
+        let live = self.live(target, &action).await?;
+        let mut pids = procs::container_pids(&live.id);
+        if pids.is_empty() && live.pid != 0 {
+            pids.push(live.pid as i32);
+        }
+        match signal {
+            Signal::Stop => {
+                if !live.running {
+                    return Err(ControlError::new(
+                        target,
+                        &action,
+                        "container is not running",
+                    ));
+                }
+                lock(&self.tracked)
+                    .stopped
+                    .entry(target.to_string())
+                    .or_default()
+                    .extend(pids.iter().copied());
+            }
+            Signal::Cont => {
+                if let Some(known) = lock(&self.tracked).stopped.remove(target) {
+                    pids.extend(known);
+                }
+                pids.sort_unstable();
+                pids.dedup();
+            }
+            Signal::Kill => {
+                lock(&self.tracked).stopped.remove(target);
+                lock(&self.tracked).rules.remove(target);
+                if !live.running {
+                    return Ok(());
+                }
+            }
+        }
+        procs::signal_all(&pids, signal).map_err(|e| ControlError::new(target, &action, e))?;
+        if signal == Signal::Kill {
+            // The container is gone only once Docker says so; a restart before that races.
+            for _ in 0..100 {
+                if !self.live(target, &action).await?.running {
+                    return Ok(());
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            return Err(ControlError::new(
+                target,
+                &action,
+                "still running 5 s after SIGKILL",
+            ));
+        }
+        Ok(())
+    }
+
+    async fn restart(&self, target: &str) -> Result<(), ControlError> {
+        let container = self.container(target, "restart")?;
+        self.restarter
+            .restart(target, &container)
+            .await
+            .map_err(|e| ControlError::new(target, "restart", e))?;
+        let mut t = lock(&self.tracked);
+        t.stopped.remove(target);
+        t.rules.remove(target);
+        Ok(())
+    }
+
+    async fn partition(&self, grudge: &Grudge) -> Result<(), ControlError> {
+        self.heal_network().await?;
+        for node in grudge.nodes() {
+            let live = self.live(node, "partition").await?;
+            if !live.running {
+                continue; // a dead node drops everything already; its restart brings a fresh netns
+            }
+            let mut peers = Vec::new();
+            for from in grudge.0.get(node).into_iter().flatten() {
+                peers.push(self.ip_of(from).await?);
+            }
+            lock(&self.tracked).rules.insert(node.to_string(), live.pid);
+            let pid = live.pid;
+            blocking(move || iptables::install(pid, &peers))
+                .await
+                .map_err(|e| ControlError::new(node, "partition", e))?;
+        }
+        Ok(())
+    }
+
+    async fn heal_network(&self) -> Result<(), ControlError> {
+        let namespaces: Vec<u32> = std::mem::take(&mut lock(&self.tracked).rules)
+            .into_values()
+            .collect();
+        blocking(move || namespaces.into_iter().for_each(iptables::flush)).await;
+        Ok(())
+    }
+}
+
+impl Drop for DockerControl {
+    fn drop(&mut self) {
+        if self.is_hurting() {
+            self.heal_blocking();
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! The nemesis's view of a run built from the harness's own pieces: a [`RunTopology`] over a
+//! started cluster (who leads is asked of the cluster itself; who holds the lock is set by the
+//! driver, which sees the history), and a [`ClusterRestart`] that restarts a killed container
+//! through [`RunEnv::restart`] and puts its new PID and port back into the cluster handle.
+//! The nemesis addresses everything by short name (`etcd-1`, `worker-3`).
+
+use super::Restart;
+use crate::cluster::ClusterHandle;
+use crate::docker::{Node, RunEnv};
+use futures::future::BoxFuture;
+use nemesis::Topology;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+/// The short name of a container of run `env` (`fc-<run>-etcd-1` -> `etcd-1`).
+pub fn short_name(env: &RunEnv, container: &str) -> String {
+    let prefix = env.container_name("");
+    container
+        .strip_prefix(&prefix)
+        .unwrap_or(container)
+        .to_string()
+}
+
+/// Short name -> container name for every node given (the targets of a `DockerControl`).
+pub fn targets<'a>(
+    env: &RunEnv,
+    nodes: impl IntoIterator<Item = &'a Node>,
+) -> BTreeMap<String, String> {
+    nodes
+        .into_iter()
+        .map(|n| (short_name(env, &n.name), n.name.clone()))
+        .collect()
+}
+
+/// Who is who in a run, for the nemesis.
+#[derive(Debug)]
+pub struct RunTopology {
+    prefix: String,
+    pub cluster: Arc<RwLock<ClusterHandle>>,
+    pub workers: Vec<String>,
+    pub resource: Option<String>,
+    /// The worker holding the lock now, kept up to date by the driver.
+    pub holder: Arc<Mutex<Option<String>>>,
+}
+
+impl RunTopology {
+    pub fn new(
+        env: &RunEnv,
+        cluster: Arc<RwLock<ClusterHandle>>,
+        workers: Vec<String>,
+        resource: Option<String>,
+    ) -> Self {
+        Self {
+            prefix: env.container_name(""),
+            cluster,
+            workers,
+            resource,
+            holder: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    fn short(&self, name: &str) -> String {
+        name.strip_prefix(&self.prefix).unwrap_or(name).to_string()
+    }
+
+    fn handle(&self) -> ClusterHandle {
+        self.cluster
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl Topology for RunTopology {
+    fn workers(&self) -> Vec<String> {
+        self.workers.clone()
+    }
+    fn nodes(&self) -> Vec<String> {
+        self.handle()
+            .nodes
+            .iter()
+            .map(|n| self.short(&n.name))
+            .collect()
+    }
+    fn resource(&self) -> Option<String> {
+        self.resource.clone()
+    }
+    async fn holder(&self) -> Option<String> {
+        self.holder
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+    async fn leader(&self) -> Option<String> {
+        let handle = self.handle();
+        handle
+            .leader()
+            .await
+            .ok()
+            .flatten()
+            .map(|n| self.short(&n.name))
+    }
+}
+
+/// Restarts killed containers through the run environment (same container, same data; waits
+/// until its server listens again) and updates the cluster handle with the new PID and port.
+#[derive(Debug)]
+pub struct ClusterRestart {
+    pub env: Arc<RunEnv>,
+    pub cluster: Arc<RwLock<ClusterHandle>>,
+    /// Containers outside the cluster (workers, resource) that may be restarted too.
+    pub others: Mutex<Vec<Node>>,
+}
+
+impl Restart for ClusterRestart {
+    fn restart<'a>(
+        &'a self,
+        _target: &'a str,
+        container: &'a str,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let in_cluster = self
+                .cluster
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .nodes
+                .iter()
+                .find(|n| n.name == container)
+                .cloned();
+            let node = match in_cluster {
+                Some(n) => n,
+                None => self
+                    .others
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .iter()
+                    .find(|n| n.name == container)
+                    .cloned()
+                    .ok_or_else(|| format!("{container} is not a container of this run"))?,
+            };
+            let fresh = self.env.restart(&node).await.map_err(|e| e.to_string())?;
+            self.cluster
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .replace(fresh.clone());
+            let mut others = self.others.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(slot) = others.iter_mut().find(|n| n.name == fresh.name) {
+                *slot = fresh;
+            }
+            Ok(())
+        })
+    }
+}
