@@ -1,12 +1,13 @@
 //! The human and CI faces of a run: `report.html` (one self-contained page an engineer opens to
 //! see who held the lock when, which write was stale and why), the SVG plots beside it, and
 //! `junit.xml` for the nightly job. Everything here is a pure function of a [`ReportInput`] — no
-//! Docker, no clock — except [`write_run_report`], which puts the files into a run directory.
+//! Docker, no clock — except [`write_run_report`] and [`stored`], which write and read a run
+//! directory.
 //!
 //! - [`timeline`]: history + resource log → lanes, holds, writes, marks, faults (a model;
-//!   derived in `timeline_build`).
-//! - [`timeline_svg`]: that model drawn, in the shapes and colours of [`glyphs`]; [`series`] + [`charts`]: latency percentiles and
-//!   throughput over time, drawn.
+//!   derived in `timeline_build`; [`lanes`]: which process ids are which worker).
+//! - [`timeline_svg`]: that model drawn, in the shapes and colours of [`glyphs`].
+//! - [`series`] + [`charts`]: latency percentiles and throughput over time, drawn in [`panel`]s.
 //! - [`html`] + [`anomalies`]: the page; [`junit`]: the JUnit file; [`status`]: each kind's
 //!   state (fail / observed / pass / unknown / n/a) for both; [`markup`]: escaping.
 //! - [`stored`]: a run directory read back, to render its report again.
@@ -16,7 +17,9 @@ pub mod charts;
 pub mod glyphs;
 pub mod html;
 pub mod junit;
+pub mod lanes;
 pub mod markup;
+pub mod panel;
 pub mod series;
 pub mod status;
 pub mod stored;

@@ -3,10 +3,7 @@
 //! from the history and the resource log before anything is drawn, so the drawing stays dumb and
 //! this derivation can be tested on its own.
 //!
-//! Lanes are workers, not process ids: a worker whose process was retired (an `info` outcome)
-//! continues under a new process id, and both ids share the worker's lane. The worker of a process
-//! comes from the `owner` fields (`worker-3`, or `worker-3/<suffix>`) of its acquisitions, releases
-//! and resource-log entries, or from [`super::ReportInput::process_workers`] when the harness knows.
+//! Lanes are workers, not process ids (see [`super::lanes`]).
 
 use super::ReportInput;
 use crate::AnomalyKind;
@@ -157,8 +154,8 @@ pub fn worker_of_owner(owner: &str) -> Option<String> {
     (!id.is_empty()).then(|| format!("worker-{id}"))
 }
 
-/// Orders `worker-2` before `worker-10`.
 impl Timeline {
+    /// Derives the model (see `timeline_build`).
     pub fn build(input: &ReportInput<'_>) -> Timeline {
         super::timeline_build::Builder::new(input).build()
     }

@@ -10,18 +10,6 @@ use super::timeline::*;
 use super::ReportInput;
 use crate::{Event, OpResult, OpType, Process, WriteResult, F};
 
-fn natural_key(name: &str) -> (String, u64, String) {
-    let digits_at = name
-        .find(|c: char| c.is_ascii_digit())
-        .unwrap_or(name.len());
-    let (head, tail) = name.split_at(digits_at);
-    let num_len = tail
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(tail.len());
-    let num = tail[..num_len].parse().unwrap_or(0);
-    (head.to_string(), num, tail[num_len..].to_string())
-}
-
 fn fault_targets(e: &Event) -> Vec<String> {
     let Some(targets) = e.value.as_ref().and_then(|v| v.get("targets")) else {
         return Vec::new();
@@ -52,47 +40,7 @@ pub(super) struct Builder<'i, 'a> {
 
 impl<'i, 'a> Builder<'i, 'a> {
     pub(super) fn new(input: &'i ReportInput<'a>) -> Self {
-        let mut names: BTreeMap<u32, String> = input.process_workers.clone();
-        let owners = input
-            .history
-            .iter()
-            .filter_map(|e| match e.process {
-                Process::Worker(p) => e.owner.as_deref().map(|o| (p, o)),
-                Process::Nemesis => None,
-            })
-            .chain(input.resource.iter().map(|r| (r.process, r.owner.as_str())));
-        for (p, owner) in owners {
-            if let Some(w) = worker_of_owner(owner) {
-                names.entry(p).or_insert(w);
-            }
-        }
-        let mut processes: Vec<u32> = input
-            .history
-            .iter()
-            .filter_map(|e| match e.process {
-                Process::Worker(p) => Some(p),
-                Process::Nemesis => None,
-            })
-            .chain(input.resource.iter().map(|r| r.process))
-            .collect();
-        processes.sort_unstable();
-        processes.dedup();
-        let mut by_name: BTreeMap<(String, u64, String), Lane> = BTreeMap::new();
-        for p in processes {
-            let name = names
-                .get(&p)
-                .cloned()
-                .unwrap_or_else(|| format!("process {p}"));
-            let lane = by_name.entry(natural_key(&name)).or_default();
-            lane.name = name;
-            lane.processes.push(p);
-        }
-        let lanes: Vec<Lane> = by_name.into_values().collect();
-        let lane_of = lanes
-            .iter()
-            .enumerate()
-            .flat_map(|(i, l)| l.processes.iter().map(move |p| (*p, i)))
-            .collect();
+        let (lanes, lane_of) = super::lanes::lanes(input);
         let (mut by_index, mut by_seq) = (HashMap::new(), HashMap::new());
         for (n, a) in input.verdict.anomalies.iter().enumerate() {
             for i in &a.evidence.indices {
