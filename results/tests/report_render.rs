@@ -319,3 +319,109 @@ fn a_stored_run_directory_renders_the_same_report_again() {
     let err = results::report::stored::StoredRun::load(dir.path()).unwrap_err();
     assert!(err.to_string().contains("results.json"), "{err}");
 }
+
+#[test]
+fn nemesis_events_as_the_executor_records_them() {
+    use results::{Event, OpType, Process, F};
+    let nemesis = |t: u64, f: F, value: serde_json::Value, error: Option<&str>| {
+        let mut e = Event::new(t * 1_000_000_000, Process::Nemesis, OpType::Info, f);
+        e.value = Some(value);
+        e.error = error.map(str::to_string);
+        e
+    };
+    let mut acquire = Event::new(500_000_000, Process::Worker(2), OpType::Ok, F::Acquire);
+    acquire.owner = Some("worker-2".into());
+    let mut history = vec![
+        acquire,
+        nemesis(
+            2,
+            F::Start("halves".into()),
+            serde_json::json!({"fault": "halves", "targets": ["etcd-1"], "grudge": {"etcd-1": ["etcd-2", "etcd-3"]}}),
+            None,
+        ),
+        nemesis(
+            3,
+            F::Start("pause-leader".into()),
+            serde_json::json!({"fault": "pause-leader", "targets": []}),
+            Some("skipped: no leader"),
+        ),
+        nemesis(
+            5,
+            F::Stop("halves".into()),
+            serde_json::json!({"fault": "halves", "targets": ["etcd-1"]}),
+            None,
+        ),
+        nemesis(
+            6,
+            F::Start("isolate-worker".into()),
+            serde_json::json!({"fault": "isolate-worker", "targets": ["worker-2"]}),
+            None,
+        ),
+        nemesis(
+            9,
+            F::Stop("isolate-worker".into()),
+            serde_json::json!({"fault": "isolate-worker", "targets": ["worker-2"]}),
+            Some("stopped by the final heal"),
+        ),
+    ];
+    for (i, e) in history.iter_mut().enumerate() {
+        e.index = i as u64;
+    }
+    let verdict = results::Verdict {
+        valid: results::Validity::Valid,
+        anomalies: vec![],
+        unknown_reasons: vec![],
+        stats: BTreeMap::new(),
+    };
+    let cfg = serde_json::Value::Null;
+    let input = ReportInput {
+        test_name: "n",
+        config: &cfg,
+        seed: 0,
+        rerun: "",
+        started: None,
+        run_end: Some(10_000_000_000),
+        history: &history,
+        resource: &[],
+        verdict: &verdict,
+        checked: &[],
+        process_workers: BTreeMap::new(),
+    };
+    let model = Timeline::build(&input);
+    let faults: Vec<(&str, u64, u64)> = model
+        .faults
+        .iter()
+        .map(|f| {
+            (
+                f.name.as_str(),
+                f.start / 1_000_000_000,
+                f.end / 1_000_000_000,
+            )
+        })
+        .collect();
+    assert_eq!(
+        faults,
+        [("halves", 2, 5), ("isolate-worker", 6, 9)],
+        "a skipped start draws nothing"
+    );
+    assert_eq!(model.lanes.len(), 1);
+    let shaded: Vec<&str> = model.lanes[0]
+        .faulted
+        .iter()
+        .map(|s| s.label.as_str())
+        .collect();
+    assert_eq!(
+        shaded,
+        ["isolate-worker"],
+        "only the fault naming the worker shades its lane"
+    );
+    assert_eq!(
+        model.lanes[0].holds[0].end, 10_000_000_000,
+        "an unreleased hold runs to the end of the run"
+    );
+    let html = render_html(&input);
+    assert!(
+        html.contains("url(#hatch-partition)"),
+        "a partition is hatched in its own colour"
+    );
+}

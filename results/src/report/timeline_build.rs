@@ -94,6 +94,9 @@ impl<'i, 'a> Builder<'i, 'a> {
             let p = match e.process {
                 Process::Nemesis => {
                     match &e.f {
+                        // A start the nemesis skipped (no target) carries its reason as
+                        // `error` and has no stop: nothing was applied, so nothing is drawn.
+                        F::Start(_) if e.error.is_some() => {}
                         F::Start(name) => {
                             open_faults.push((name.clone(), faults.len()));
                             faults.push(Fault {
