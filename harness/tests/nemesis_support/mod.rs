@@ -57,7 +57,11 @@ pub async fn fixture(system: System, tag: &str, extra: Vec<ContainerSpec>) -> Fi
     });
     let docker = harness::docker::connect().await.expect("docker");
     let control = DockerControl::new(docker, env.network(), targets, restart);
-    let topology = RunTopology::new(&env, cluster.clone(), workers, None);
+    let resource = others
+        .iter()
+        .map(|n| topology::short_name(&env, &n.name))
+        .find(|n| n == "resource");
+    let topology = RunTopology::new(&env, cluster.clone(), workers, resource);
     let history_path = dir.join("history.jsonl");
     Fixture {
         history: HistoryWriter::create(&history_path).expect("history"),
@@ -154,4 +158,14 @@ pub async fn first_targets(fx: &Fixture) -> Vec<String> {
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+}
+
+/// Whether `from` (a container) can open a TCP connection to `to:port` on the run's network,
+/// asked from inside `from` with `docker exec ... nc -z` (traffic stays on the network).
+pub fn reaches(from: &str, to: &str, port: u16) -> bool {
+    std::process::Command::new("docker")
+        .args(["exec", from, "nc", "-z", "-w", "1", to, &port.to_string()])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
 }
