@@ -4,10 +4,12 @@
 
 pub mod audit;
 mod conn;
+mod session;
 mod workload;
 
 pub use conn::{Gone, WorkerConn};
-pub use workload::{run_worker, run_workload, ProcessAllocator, WorkerSummary, WorkloadSpec};
+pub use session::{Held, ProcessAllocator, Session, Step};
+pub use workload::{run_worker, run_workload, WorkerSummary, WorkloadSpec};
 
 use results::jsonl::{HistoryWriter, JsonlError};
 use results::{Event, OpType, Process, RunClock, F};

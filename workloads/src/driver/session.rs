@@ -1,0 +1,196 @@
+//! One worker as a Jepsen process: [`Session`] records each operation's invoke, sends it, and
+//! records its completion. `info` retires the process id (the worker continues under a fresh one
+//! from the shared [`ProcessAllocator`] and forgets any hold); a dead worker gets its open
+//! operation closed with `info` and an `exit` event. Used by the workload loop and, one
+//! operation at a time, by tests that script an incident.
+
+use super::{Gone, Recorder, WorkerConn};
+use crate::protocol::{Op, Outcome};
+use results::jsonl::JsonlError;
+use results::{Event, OpType, F};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+/// Hands out process ids; the first `n` belong to the `n` workers, retirements draw from here.
+#[derive(Debug, Clone)]
+pub struct ProcessAllocator(Arc<AtomicU32>);
+
+impl ProcessAllocator {
+    pub fn new(first_free: u32) -> Self {
+        Self(Arc::new(AtomicU32::new(first_free)))
+    }
+
+    pub fn next(&self) -> u32 {
+        self.0.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// What the history says about an operation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Completed (`ok`, `fail` or `info`); the outcome as the worker reported it.
+    Done(Outcome),
+    /// The worker died before answering (`info` + `exit` were recorded).
+    Died,
+}
+
+impl Step {
+    pub fn kind(&self) -> Option<OpType> {
+        match self {
+            Step::Done(o) => Some(o.kind),
+            Step::Died => None,
+        }
+    }
+}
+
+/// The current hold as the history recorded its acquisition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    pub lock: String,
+    pub owner: Option<String>,
+    pub lease: Option<String>,
+    pub token: Option<u64>,
+}
+
+/// A worker driven as a Jepsen process.
+#[derive(Debug)]
+pub struct Session {
+    conn: WorkerConn,
+    process: u32,
+    alloc: ProcessAllocator,
+    rec: Recorder,
+    held: Option<Held>,
+    dead: bool,
+}
+
+impl Session {
+    pub fn new(conn: WorkerConn, process: u32, alloc: ProcessAllocator, rec: Recorder) -> Self {
+        Self {
+            conn,
+            process,
+            alloc,
+            rec,
+            held: None,
+            dead: false,
+        }
+    }
+
+    /// The process id operations are recorded under now.
+    pub fn process(&self) -> u32 {
+        self.process
+    }
+
+    pub fn held(&self) -> Option<&Held> {
+        self.held.as_ref()
+    }
+
+    pub fn is_dead(&self) -> bool {
+        self.dead
+    }
+
+    pub fn name(&self) -> &str {
+        &self.conn.name
+    }
+
+    pub fn recorder(&self) -> &Recorder {
+        &self.rec
+    }
+
+    pub async fn acquire(&mut self, lock: &str) -> Result<Step, JsonlError> {
+        let mut inv = self.rec.event(self.process, OpType::Invoke, F::Acquire);
+        inv.lock = Some(lock.to_string());
+        let op = Op::Acquire {
+            process: self.process,
+            lock: lock.to_string(),
+        };
+        let step = self.op(inv, op).await?;
+        if let Step::Done(o) = &step {
+            if o.kind == OpType::Ok {
+                self.held = Some(Held {
+                    lock: lock.to_string(),
+                    owner: o.owner.clone(),
+                    lease: o.lease.clone(),
+                    token: o.token,
+                });
+            }
+        }
+        Ok(step)
+    }
+
+    /// Writes `value` to `key` with the current hold's token; `op_id` is `<process>-<seq>`.
+    pub async fn write(&mut self, key: &str, seq: u64) -> Result<Step, JsonlError> {
+        let op_id = format!("{}-{seq}", self.process);
+        let mut inv = self.rec.event(self.process, OpType::Invoke, F::Write);
+        if let Some(h) = &self.held {
+            inv.lock = Some(h.lock.clone());
+            inv.token = h.token;
+            inv.owner = h.owner.clone();
+            inv.lease = h.lease.clone();
+        }
+        inv.key = Some(key.to_string());
+        inv.value = Some(serde_json::json!(op_id));
+        inv.op_id = Some(op_id.clone());
+        let op = Op::Write {
+            process: self.process,
+            key: key.to_string(),
+            value: serde_json::json!(op_id),
+            op_id,
+        };
+        self.op(inv, op).await
+    }
+
+    pub async fn release(&mut self) -> Result<Step, JsonlError> {
+        let mut inv = self.rec.event(self.process, OpType::Invoke, F::Release);
+        if let Some(h) = self.held.take() {
+            inv.lock = Some(h.lock);
+            inv.owner = h.owner;
+            inv.lease = h.lease;
+            inv.token = h.token;
+        }
+        let op = Op::Release {
+            process: self.process,
+        };
+        self.op(inv, op).await
+    }
+
+    /// Records the invoke, calls, records the completion (or the death).
+    async fn op(&mut self, invoke: Event, op: Op) -> Result<Step, JsonlError> {
+        let template = invoke.clone();
+        self.rec.record(invoke)?;
+        match self.conn.call(op).await {
+            Ok(outcome) => {
+                let mut done = template;
+                done.kind = outcome.kind;
+                done.owner = outcome.owner.clone().or(done.owner);
+                done.lease = outcome.lease.clone().or(done.lease);
+                done.token = outcome.token.or(done.token);
+                done.result = outcome.result;
+                done.highest_before = outcome.highest_before;
+                done.error = outcome.error.clone();
+                self.rec.record(done)?;
+                if outcome.kind == OpType::Info {
+                    self.retire().await;
+                }
+                Ok(Step::Done(outcome))
+            }
+            Err(Gone(why)) => {
+                let mut open = template;
+                open.kind = OpType::Info;
+                open.error = Some(format!("worker died: {why}"));
+                self.rec.record(open)?;
+                let mut exit = self.rec.event(self.process, OpType::Info, F::Exit);
+                exit.error = Some(why);
+                self.rec.record(exit)?;
+                self.dead = true;
+                Ok(Step::Died)
+            }
+        }
+    }
+
+    /// After `info`: the process id is retired and the worker forgets any hold it may have.
+    async fn retire(&mut self) {
+        self.process = self.alloc.next();
+        self.held = None;
+        let _ = self.conn.call(Op::Abandon).await;
+    }
+}
