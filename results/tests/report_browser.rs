@@ -137,19 +137,24 @@ fn chromium_renders_the_timeline_an_anomaly_and_its_evidence_and_saves_a_screens
         "the link to a flag zooms the timeline"
     );
 
-    for plot in ["timeline.svg", "latency.svg", "throughput.svg"] {
-        let svg_dom = run_chromium(
+    // The plots and the JUnit file parse as standalone XML (Chromium's XML parser is strict).
+    for (file, root) in [
+        ("timeline.svg", "<svg"),
+        ("latency.svg", "<svg"),
+        ("throughput.svg", "<svg"),
+        ("junit.xml", "testsuite"),
+    ] {
+        let dom = run_chromium(
             profile.path(),
             &[
                 "--dump-dom".into(),
-                format!("file://{}", dir.join(plot).display()),
+                format!("file://{}", dir.join(file).display()),
             ],
         );
         assert!(
-            !svg_dom.contains("This page contains the following errors")
-                && svg_dom.contains("<svg"),
-            "{plot} is not well-formed SVG: {}",
-            &svg_dom[..svg_dom.len().min(600)]
+            !dom.contains("This page contains the following errors") && dom.contains(root),
+            "{file} is not well-formed XML: {}",
+            &dom[..dom.len().min(600)]
         );
     }
 

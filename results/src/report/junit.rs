@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::markup::{esc, join_nums, secs};
+use super::markup::{esc, join_nums, json_text, secs};
 use super::status::{self, KindStatus, State};
 use super::ReportInput;
 use crate::{Anomaly, Validity};
@@ -150,7 +150,7 @@ pub fn evidence_text(a: &Anomaly) -> String {
         }
     }
     for (k, v) in &ev.other {
-        let _ = writeln!(t, "  {k}: {v}");
+        let _ = writeln!(t, "  {k}: {}", json_text(v));
     }
     let d = &a.diagnosis;
     for (k, v) in [
