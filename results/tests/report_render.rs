@@ -425,3 +425,22 @@ fn nemesis_events_as_the_executor_records_them() {
         "a partition is hatched in its own colour"
     );
 }
+
+#[test]
+fn a_valid_run_with_observations_says_none_fails() {
+    let mut run = common::generate(&common::Scenario {
+        fenced: true,
+        ..Default::default()
+    });
+    run.verdict.anomalies.retain(|a| !a.fails);
+    run.verdict.valid = results::Validity::Valid;
+    let cfg = config();
+    let html = render_html(&input(&run, &cfg));
+    assert!(html.contains(r#"id="verdict">VALID"#));
+    assert!(
+        html.contains("2 observed (concurrent-holders); none fails the run"),
+        "header says what was observed"
+    );
+    let xml = junit_xml(&input(&run, &cfg));
+    assert!(xml.contains(r#"failures="0" errors="0""#), "{xml}");
+}

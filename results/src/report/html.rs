@@ -71,21 +71,27 @@ fn header(s: &mut String, input: &ReportInput<'_>, model: &Timeline, class: &str
     let failing: Vec<AnomalyKind> = kinds_where(input, |a| a.fails);
     let line = match v.valid {
         Validity::Valid if v.anomalies.is_empty() => "no anomaly found".to_string(),
-        Validity::Valid => format!("{} observation(s), none fails the run", v.anomalies.len()),
-        Validity::Invalid => format!(
-            "{} anomal{} fail the run: {}",
-            v.anomalies.iter().filter(|a| a.fails).count(),
-            if v.anomalies.iter().filter(|a| a.fails).count() == 1 {
-                "y"
-            } else {
-                "ies"
-            },
-            failing
+        Validity::Valid => {
+            let seen: Vec<&str> = kinds_where(input, |_| true)
                 .iter()
                 .map(|k| k.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+                .collect();
+            format!(
+                "{} observed ({}); none fails the run",
+                v.anomalies.len(),
+                seen.join(", ")
+            )
+        }
+        Validity::Invalid => {
+            let n = v.anomalies.iter().filter(|a| a.fails).count();
+            let kinds: Vec<&str> = failing.iter().map(|k| k.as_str()).collect();
+            let (noun, verb) = if n == 1 {
+                ("anomaly", "fails")
+            } else {
+                ("anomalies", "fail")
+            };
+            format!("{n} {noun} {verb} the run: {}", kinds.join(", "))
+        }
         Validity::Unknown => format!(
             "the checkers could not decide: {}",
             v.unknown_reasons.join("; ")
