@@ -52,7 +52,9 @@ pub struct ReportInput<'a> {
     pub history: &'a [Event],
     pub resource: &'a [ResourceEntry],
     pub verdict: &'a Verdict,
-    /// The anomaly kinds the checkers looked for (one JUnit test case each).
+    /// The anomaly kinds the checkers looked for (one JUnit test case each). The checkers'
+    /// per-kind `stats` entries count as checked too (and say unknown / not applicable), so
+    /// `&[]` is fine for a verdict from `checkers::Engine`.
     pub checked: &'a [AnomalyKind],
     /// Process id → worker name, when the harness knows it; otherwise lanes come from `owner`s.
     pub process_workers: BTreeMap<u32, String>,
