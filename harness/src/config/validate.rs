@@ -147,15 +147,18 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         ));
     }
     let session_timeout = raw.session_timeout.unwrap_or(ttl);
-    let op_timeout = raw.op_timeout.unwrap_or(Dur::secs(5));
-    if op_timeout.get().is_zero() {
+    let default_op_timeout = Dur((ttl.get() / 2).min(std::time::Duration::from_secs(2)));
+    let op_timeout = raw.op_timeout.unwrap_or(default_op_timeout);
+    if op_timeout.get().is_zero() || op_timeout.get() >= ttl.get() {
         return Err(err(
             "op_timeout",
-            "an operation timeout of 0 fails every operation; use e.g. 5s",
+            format!(
+                "operation timeout {op_timeout} must be positive and under the ttl ({ttl}): a request that may outlive its lease cannot be trusted; use e.g. {default_op_timeout}"
+            ),
         ));
     }
 
-    let discipline = match raw.discipline.as_deref().unwrap_or("stop") {
+    let discipline = match raw.discipline.as_deref().unwrap_or("continue") {
         "stop" => Discipline::Stop,
         "continue" => Discipline::Continue,
         d => {

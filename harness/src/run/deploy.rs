@@ -1,0 +1,260 @@
+//! Phases 3–5 of a run in containers: the lock service's cluster (and the store a resource
+//! needs), the resource server, and one container per worker — each the harness's own binary,
+//! each on the run's network with its port published on 127.0.0.1.
+
+use crate::cluster::{ClusterHandle, System};
+use crate::config::{Provider, TestPlan, Workload};
+use crate::docker::{ContainerSpec, Node, Readiness, Role, RunEnv};
+use anyhow::Context;
+use std::path::Path;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+/// The port every worker serves its control protocol on, inside its container.
+pub const WORKER_PORT: u16 = 7100;
+/// The resource server's port inside its container.
+pub const RESOURCE_PORT: u16 = 7000;
+/// Where the run directory is mounted in the resource container.
+const RUN_DIR_IN_CONTAINER: &str = "/run-dir";
+
+/// Everything a run started in Docker.
+#[derive(Debug)]
+pub struct Deployment {
+    pub cluster: Arc<RwLock<ClusterHandle>>,
+    /// Stores other than the lock service (PostgreSQL for the postgres resource).
+    pub stores: Vec<ClusterHandle>,
+    pub resource: Node,
+    pub workers: Vec<Node>,
+}
+
+/// The cluster a provider needs.
+pub fn system_of(provider: Provider) -> Option<System> {
+    match provider {
+        Provider::Memory => None,
+        Provider::Etcd => Some(System::Etcd),
+        Provider::Zookeeper => Some(System::Zookeeper),
+        Provider::Redis => Some(System::Redis),
+        Provider::Redlock => Some(System::Redlock),
+        Provider::RedisSentinel => Some(System::RedisSentinel),
+    }
+}
+
+/// A test name made safe as a Docker run id (the stale sweep at start uses it: re-running a test
+/// removes what an earlier, killed run of the same test left).
+pub fn run_id(plan: &TestPlan) -> String {
+    let mut id: String = plan
+        .name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    id.truncate(40);
+    id.trim_matches('-').to_string()
+}
+
+/// Starts the lock service's cluster and any store the resource needs, concurrently.
+pub async fn start_clusters(
+    env: &RunEnv,
+    plan: &TestPlan,
+) -> anyhow::Result<(ClusterHandle, Vec<ClusterHandle>)> {
+    let system = system_of(plan.provider).context("the memory provider starts no cluster")?;
+    let mut stores = Vec::new();
+    let needs_postgres =
+        plan.resource == "postgres" || plan.counter_store.as_deref() == Some("postgres");
+    let needs_redis = (plan.resource == "redis-fenced"
+        || plan.counter_store.as_deref() == Some("redis"))
+        && system != System::Redis;
+    if needs_postgres {
+        stores.push(System::Postgres);
+    }
+    if needs_redis {
+        stores.push(System::Redis);
+    }
+    let lock = env.start_cluster(system);
+    let others = futures::future::join_all(stores.into_iter().map(|s| env.start_cluster(s)));
+    let (lock, others) = tokio::join!(lock, others);
+    let lock = lock.with_context(|| format!("starting the {system} cluster"))?;
+    let others = others
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()
+        .context("starting a store")?;
+    Ok((lock, others))
+}
+
+fn store<'a>(
+    lock: &'a ClusterHandle,
+    stores: &'a [ClusterHandle],
+    system: System,
+) -> Option<&'a ClusterHandle> {
+    std::iter::once(lock)
+        .chain(stores)
+        .find(|c| c.system == system)
+}
+
+/// The resource server's flags for the plan's resource.
+fn resource_args(
+    plan: &TestPlan,
+    lock: &ClusterHandle,
+    stores: &[ClusterHandle],
+    clock_start: u64,
+) -> anyhow::Result<Vec<String>> {
+    let (backend, mode) = match plan.resource.as_str() {
+        "strict" | "strict-idempotent" | "none" => ("register", plan.resource.as_str()),
+        "etcd-guard" => ("etcd-guard", "strict"),
+        "postgres" => ("postgres", "strict"),
+        "redis-fenced" => ("redis-fenced", "strict"),
+        other => anyhow::bail!("unknown resource {other}"),
+    };
+    let mut args = vec![
+        "resource".to_string(),
+        format!("--listen=0.0.0.0:{RESOURCE_PORT}"),
+        format!("--backend={backend}"),
+        format!("--mode={mode}"),
+        format!(
+            "--log={RUN_DIR_IN_CONTAINER}/{}",
+            results::layout::RESOURCE_LOG
+        ),
+        format!("--clock-start={clock_start}"),
+    ];
+    match backend {
+        "etcd-guard" => args.push(format!("--etcd={}", lock.network_endpoints().join(","))),
+        "postgres" => {
+            let pg = store(lock, stores, System::Postgres).context("no PostgreSQL started")?;
+            let node = pg.nodes.first().context("PostgreSQL has no node")?;
+            let host = node.address.split(':').next().unwrap_or_default();
+            args.push(format!("--postgres=host={host} port=5432 user=postgres"));
+        }
+        "redis-fenced" => {
+            let r = store(lock, stores, System::Redis).context("no Redis started")?;
+            let ep = r
+                .network_endpoints()
+                .into_iter()
+                .next()
+                .context("Redis has no node")?;
+            args.push(format!("--redis=redis://{ep}"));
+        }
+        _ => {}
+    }
+    Ok(args)
+}
+
+/// Starts the resource server with the run directory mounted, so its log lands in the run.
+pub async fn start_resource(
+    env: &RunEnv,
+    plan: &TestPlan,
+    run_dir: &Path,
+    lock: &ClusterHandle,
+    stores: &[ClusterHandle],
+    clock_start: u64,
+) -> anyhow::Result<Node> {
+    let binary = std::env::current_exe().context("locating the fencecheck binary to mount")?;
+    let args = resource_args(plan, lock, stores, clock_start)?;
+    let run_dir = std::fs::canonicalize(run_dir)
+        .with_context(|| format!("resolving {}", run_dir.display()))?;
+    let spec = ContainerSpec::fencecheck("resource", binary, args)
+        .bind(run_dir, RUN_DIR_IN_CONTAINER, false)
+        .port(RESOURCE_PORT)
+        .role(Role::Resource)
+        .ready(Readiness::LogLine("listening on".into()))
+        .ready_timeout(Duration::from_secs(45));
+    env.start_container(spec)
+        .await
+        .context("starting the resource server")
+}
+
+/// One worker's flags.
+fn worker_args(
+    plan: &TestPlan,
+    name: &str,
+    lock: &ClusterHandle,
+    resource: &Node,
+    clock_start: u64,
+) -> Vec<String> {
+    let discipline = match (plan.discipline, plan.renewal) {
+        (crate::config::Discipline::Stop, crate::config::Renewal::Background) => "stop,background",
+        (crate::config::Discipline::Stop, crate::config::Renewal::Inline) => "stop,inline",
+        (crate::config::Discipline::Continue, crate::config::Renewal::Background) => {
+            "continue,background"
+        }
+        (crate::config::Discipline::Continue, crate::config::Renewal::Inline) => "continue,inline",
+    };
+    let mut args = vec![
+        "worker".to_string(),
+        format!("--listen=0.0.0.0:{WORKER_PORT}"),
+        format!("--name={name}"),
+        format!("--recipe={}", plan.recipe),
+        format!("--provider={}", plan.provider.as_str()),
+        format!("--endpoints={}", lock.network_endpoints().join(",")),
+        format!("--ttl={}", plan.ttl),
+        format!("--renew-interval={}", plan.renew_interval),
+        format!("--session-timeout={}", plan.session_timeout),
+        format!("--op-timeout={}", plan.op_timeout),
+        format!("--discipline={discipline}"),
+        format!("--clock-start={clock_start}"),
+    ];
+    if plan.workload == Workload::FencedWrite {
+        args.push(format!("--resource={}", resource.address));
+    }
+    args
+}
+
+/// The name of worker `i` (0-based): `worker-1` ...
+pub fn worker_name(i: usize) -> String {
+    format!("worker-{}", i + 1)
+}
+
+/// Starts every worker container concurrently.
+pub async fn start_workers(
+    env: &RunEnv,
+    plan: &TestPlan,
+    lock: &ClusterHandle,
+    resource: &Node,
+    clock_start: u64,
+) -> anyhow::Result<Vec<Node>> {
+    let binary = std::env::current_exe().context("locating the fencecheck binary to mount")?;
+    let starts = (0..plan.workers as usize).map(|i| {
+        let name = worker_name(i);
+        let spec = ContainerSpec::fencecheck(
+            &name,
+            binary.clone(),
+            worker_args(plan, &name, lock, resource, clock_start),
+        )
+        .port(WORKER_PORT)
+        .role(Role::Worker)
+        .ready(Readiness::Listening(WORKER_PORT))
+        .ready_timeout(Duration::from_secs(45));
+        env.start_container(spec)
+    });
+    futures::future::join_all(starts)
+        .await
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()
+        .context("starting the workers")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{validate, RawTest};
+
+    #[test]
+    fn run_ids_are_docker_safe_test_names() {
+        let plan = validate(
+            RawTest {
+                nemesis: Some(vec!["pause-holder".into(), "kill-worker".into()]),
+                ..RawTest::default()
+            },
+            1,
+        )
+        .unwrap();
+        assert_eq!(run_id(&plan), "etcd-lease-strict-pause-holder-kill-worke");
+        assert!(run_id(&plan)
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-'));
+    }
+}

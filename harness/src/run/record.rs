@@ -1,0 +1,258 @@
+//! Phases 2–8 of a run in containers: image → cluster → resource → workers → workload and
+//! nemesis for the time limit → heal and recovery → stop. Everything recorded goes to the
+//! history as it happens; the containers are removed on every path (teardown here, the
+//! environment's guard on a panic, its signal thread on Ctrl-C).
+
+use super::deploy::{self, Deployment, WORKER_PORT};
+use super::live::Live;
+use super::prepare::HarnessLog;
+use super::progress::Progress;
+use crate::config::TestPlan;
+use crate::control::topology::{targets, ClusterRestart, RunTopology};
+use crate::control::DockerControl;
+use crate::docker::{DockerError, Node, RunEnv};
+use anyhow::Context;
+use nemesis::{Capabilities, Generator, Nemesis, Plan};
+use results::jsonl::HistoryWriter;
+use results::layout::RunDir;
+use results::RunClock;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use workloads::driver::{
+    run_worker, ProcessAllocator, Recorder, Session, WorkerConn, WorkloadSpec,
+};
+
+/// The fault plan drawn from the test's seed (also printed into `test.yaml`).
+pub fn fault_plan(plan: &TestPlan) -> anyhow::Result<Plan> {
+    let faults = plan
+        .nemesis
+        .iter()
+        .map(|f| f.parse::<nemesis::FaultKind>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let generator = Generator {
+        faults,
+        interval: plan.nemesis_interval.get(),
+        durations: plan.fault_duration.map(|d| (d.get(), d.get())),
+        ttl: plan.ttl.get(),
+        time_limit: plan.time_limit.get(),
+    };
+    let fault_plan = generator.plan(plan.seed);
+    if plan.provider != crate::config::Provider::Memory {
+        let caps = Capabilities::for_system(plan.provider.as_str())?;
+        for step in &fault_plan.steps {
+            if let Some(why) = step.fault.unsupported_because(&caps) {
+                anyhow::bail!(
+                    "fault {} does not apply to {}: {why}",
+                    step.fault,
+                    plan.provider.as_str()
+                );
+            }
+        }
+    }
+    Ok(fault_plan)
+}
+
+/// Records one run in containers. Returns after teardown; the error (if any) is the first thing
+/// that went wrong, teardown problems included.
+pub async fn record(
+    plan: &TestPlan,
+    dir: &RunDir,
+    log: &HarnessLog,
+    progress: &mut Progress,
+    faults: &Plan,
+) -> anyhow::Result<()> {
+    progress.phase("cluster");
+    let run_id = deploy::run_id(plan);
+    let env = match RunEnv::create(&run_id, Some(&dir.path)).await {
+        Err(DockerError::ImageMissing { image }) => {
+            progress.phase("image");
+            log.line(&format!("node image {image} missing: building it"));
+            progress.println(&format!("fencecheck: the node image {image} is missing; building it (about 2 minutes, once)"));
+            tokio::task::spawn_blocking(|| {
+                crate::image::build(&crate::image::BuildOptions::node_image())
+            })
+            .await
+            .context("building the node image")??;
+            progress.phase("cluster");
+            RunEnv::create(&run_id, Some(&dir.path)).await
+        }
+        other => other,
+    };
+    let env = Arc::new(env.context("creating the run's Docker environment")?);
+    log.line(&format!("network {} created", env.network()));
+    let outcome = run_in(&env, plan, dir, log, progress, faults).await;
+    progress.phase("teardown");
+    let torn = env.teardown().await;
+    log.line(&format!("teardown: {torn:?}"));
+    outcome?;
+    torn.context("tearing down the run's containers")?;
+    Ok(())
+}
+
+async fn run_in(
+    env: &Arc<RunEnv>,
+    plan: &TestPlan,
+    dir: &RunDir,
+    log: &HarnessLog,
+    progress: &mut Progress,
+    faults: &Plan,
+) -> anyhow::Result<()> {
+    let (lock, stores) = deploy::start_clusters(env, plan).await?;
+    log.line(&format!(
+        "cluster {} up: {:?}",
+        lock.system,
+        lock.endpoints()
+    ));
+    let clock = RunClock::start();
+    progress.phase("resource");
+    let resource =
+        deploy::start_resource(env, plan, &dir.path, &lock, &stores, clock.start_ns()).await?;
+    log.line(&format!("resource up at {}", resource.address));
+    progress.phase("workers");
+    let workers = deploy::start_workers(env, plan, &lock, &resource, clock.start_ns()).await?;
+    log.line(&format!("{} workers up", workers.len()));
+    let deployment = Deployment {
+        cluster: Arc::new(RwLock::new(lock)),
+        stores,
+        resource,
+        workers,
+    };
+
+    let holder = Arc::new(Mutex::new(None));
+    let live = Live::new(holder.clone());
+    let observer = live.clone();
+    let history = Arc::new(
+        HistoryWriter::create_observed(&dir.history(), Box::new(move |e| observer.observe(e)))
+            .context("creating history.jsonl")?,
+    );
+    let recorder = Recorder::new(history.clone(), clock);
+    let worker_names: Vec<String> = (0..deployment.workers.len())
+        .map(deploy::worker_name)
+        .collect();
+    let mut topology = RunTopology::new(
+        env,
+        deployment.cluster.clone(),
+        worker_names.clone(),
+        Some("resource".into()),
+    );
+    topology.holder = holder;
+    let restart = Arc::new(ClusterRestart {
+        env: env.clone(),
+        cluster: deployment.cluster.clone(),
+        others: Mutex::new(
+            deployment
+                .workers
+                .iter()
+                .cloned()
+                .chain([deployment.resource.clone()])
+                .collect(),
+        ),
+    });
+    let mut names: BTreeMap<String, String> = {
+        let cluster = deployment.cluster.read().unwrap_or_else(|p| p.into_inner());
+        targets(env, cluster.nodes.iter())
+    };
+    names.extend(targets(
+        env,
+        deployment.workers.iter().chain([&deployment.resource]),
+    ));
+    for store in &deployment.stores {
+        names.extend(targets(env, store.nodes.iter()));
+    }
+    let control = DockerControl::new(env.docker().clone(), env.network(), names, restart.clone());
+    let nemesis = Nemesis::new(&control, &topology, &history, clock);
+
+    progress.phase("workload");
+    let limit = plan.time_limit.get();
+    let until = limit + plan.recovery.get();
+    let spec = WorkloadSpec {
+        lock: plan.lock.clone(),
+        key: "k0".into(),
+        work: plan.work.get() / 2..=plan.work.get() * 3 / 2,
+        writes_per_hold: plan.writes_per_hold,
+        between: Duration::ZERO..=plan.ttl.get() / 10,
+        until_ns: until.as_nanos() as u64,
+        seed: plan.seed,
+    };
+    let alloc = ProcessAllocator::new(deployment.workers.len() as u32);
+    let loops = deployment.workers.iter().enumerate().map(|(i, node)| {
+        supervise(
+            i as u32,
+            node.name.clone(),
+            restart.clone(),
+            &spec,
+            &alloc,
+            &recorder,
+        )
+    });
+    let workload = futures::future::join_all(loops);
+    let faults_run = nemesis.run(faults, std::future::pending::<()>());
+    let ticker = async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            let elapsed = Duration::from_nanos(clock.now());
+            progress.workload(elapsed, until, live.ops(), &live.faults());
+        }
+    };
+    let (results, nemesis_summary) = tokio::select! {
+        both = async { tokio::join!(workload, faults_run) } => both,
+        () = ticker => unreachable!("the ticker never ends"),
+    };
+    log.line(&format!("nemesis: {nemesis_summary:?}"));
+    for r in results {
+        r?;
+    }
+    nemesis_summary.context("the nemesis failed (every fault was healed)")?;
+    history.sync().context("syncing history.jsonl")?;
+    progress.phase("stop");
+    Ok(())
+}
+
+/// One worker's loop for the whole run: when its process dies (killed by the nemesis) and the
+/// nemesis brings the container back, it reconnects and goes on under a new process id.
+async fn supervise(
+    first_process: u32,
+    container: String,
+    restart: Arc<ClusterRestart>,
+    spec: &WorkloadSpec,
+    alloc: &ProcessAllocator,
+    recorder: &Recorder,
+) -> anyhow::Result<()> {
+    let mut process = first_process;
+    loop {
+        let Some(addr) = worker_addr(&restart, &container) else {
+            anyhow::bail!("{container}: no published worker port");
+        };
+        let conn = match WorkerConn::connect(addr, Duration::from_secs(30), recorder.clone()).await
+        {
+            Ok(c) => c,
+            // Not back before the end of the workload: nothing left to do.
+            Err(_) if recorder.clock.now() >= spec.until_ns => return Ok(()),
+            Err(e) => anyhow::bail!("{container}: {e}"),
+        };
+        let session = Session::new(conn, process, alloc.clone(), recorder.clone());
+        let summary = run_worker(session, spec).await?;
+        if !summary.exited || recorder.clock.now() >= spec.until_ns {
+            return Ok(());
+        }
+        // Killed: wait for the nemesis to restart the container (new host port), then go on.
+        let before = addr;
+        while worker_addr(&restart, &container) == Some(before)
+            && recorder.clock.now() < spec.until_ns
+        {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        if recorder.clock.now() >= spec.until_ns {
+            return Ok(());
+        }
+        process = alloc.next();
+    }
+}
+
+fn worker_addr(restart: &ClusterRestart, container: &str) -> Option<std::net::SocketAddr> {
+    let others = restart.others.lock().unwrap_or_else(|p| p.into_inner());
+    let node: &Node = others.iter().find(|n| n.name == container)?;
+    let port = node.host_port(WORKER_PORT)?;
+    Some(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
+}
