@@ -101,6 +101,7 @@ async fn a_paused_holders_lease_expires_and_another_client_acquires() {
     let (summary, (got, waited)) = tokio::join!(nemesis.run(&plan, std::future::pending()), check);
     summary.expect("nemesis run");
     got.expect("another client acquires while the holder is paused");
+    eprintln!("another client acquired {waited:?} after the holder was paused (ttl 2s)");
     assert!(
         waited >= Duration::from_millis(1000),
         "only after the lease expired: {waited:?}"
@@ -150,6 +151,10 @@ async fn isolate_leader_stops_linearizable_reads_on_the_old_leader_while_the_maj
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         };
+        eprintln!(
+            "majority elected a new leader {:?} after the cut",
+            start.elapsed()
+        );
         let mut old_side = client(old_port, Duration::from_secs(2)).await;
         let stale = old_side.get("k", None).await;
         let mut majority = client(others[1], Duration::from_secs(2)).await;
@@ -227,6 +232,10 @@ async fn a_killed_member_restarts_with_its_data_and_rejoins() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
+    eprintln!(
+        "restarted member rejoined {:?} after its restart returned",
+        start.elapsed()
+    );
     assert_eq!(id, victim_id, "the same member, with its data");
     assert_ne!(leader, 0);
     let mut after = client(restarted.client_port, Duration::from_secs(3)).await;
