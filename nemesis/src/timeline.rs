@@ -268,6 +268,24 @@ mod tests {
     }
 
     #[test]
+    fn a_plan_written_into_yaml_reads_back_as_the_same_plan() {
+        let plan = crate::plan::Generator {
+            faults: vec![FaultKind::PauseHolder, FaultKind::Halves],
+            interval: Duration::from_secs(3),
+            durations: Some((Duration::from_millis(1500), Duration::from_secs(6))),
+            ttl: Duration::from_secs(2),
+            time_limit: Duration::from_secs(60),
+        }
+        .plan(2026);
+        let yaml = serde_saphyr::to_string(&plan).unwrap();
+        assert!(
+            yaml.contains("start pause-holder") || yaml.contains("start halves"),
+            "{yaml}"
+        );
+        assert_eq!(validate(&yaml, "zookeeper").unwrap(), plan);
+    }
+
+    #[test]
     fn a_generated_plan_is_checked_too() {
         let plan = crate::plan::Generator {
             faults: vec![FaultKind::Failover],
