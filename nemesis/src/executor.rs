@@ -5,11 +5,8 @@
 
 use crate::control::{ControlError, NodeControl, Signal, Topology};
 use crate::fault::FaultKind;
-use crate::grudge::Grudge;
 use crate::plan::{Plan, Step};
-use rand::seq::SliceRandom;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
+use crate::targets::{resolve, Resolved};
 use results::jsonl::{HistoryWriter, JsonlError};
 use results::{Event, OpType, Process, RunClock, F};
 use std::collections::{BTreeMap, BTreeSet};
@@ -68,25 +65,6 @@ pub struct Nemesis<'a, C, T> {
     history: &'a HistoryWriter,
     clock: RunClock,
     state: Mutex<State>,
-}
-
-fn pick_one(mut names: Vec<String>, pick: u64) -> Option<String> {
-    names.sort();
-    let n = names.len() as u64;
-    (n > 0).then(|| names.swap_remove((pick % n) as usize))
-}
-
-fn shuffled(mut names: Vec<String>, pick: u64) -> Vec<String> {
-    names.sort();
-    names.shuffle(&mut ChaCha8Rng::seed_from_u64(pick));
-    names
-}
-
-/// A fault resolved against the topology at its start time.
-enum Resolved {
-    Signal(Signal, Vec<String>),
-    Partition(Grudge, Vec<String>),
-    NoTarget(&'static str),
 }
 
 impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
@@ -156,69 +134,9 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
         Ok(false)
     }
 
-    async fn resolve(&self, step: &Step) -> Resolved {
-        let topo = self.topology;
-        let one = |name: Option<String>, why| match name {
-            Some(n) => Ok(n),
-            None => Err(Resolved::NoTarget(why)),
-        };
-        let r = match step.fault {
-            FaultKind::PauseHolder | FaultKind::KillHolder => {
-                one(topo.holder().await, "no worker holds the lock")
-            }
-            FaultKind::PauseWorker | FaultKind::KillWorker | FaultKind::IsolateWorker => {
-                one(pick_one(topo.workers(), step.pick), "there are no workers")
-            }
-            FaultKind::PauseNode | FaultKind::KillNode => {
-                one(pick_one(topo.nodes(), step.pick), "there are no nodes")
-            }
-            FaultKind::PauseLeader
-            | FaultKind::KillLeader
-            | FaultKind::IsolateLeader
-            | FaultKind::Failover => one(topo.leader().await, "the system reports no leader"),
-            FaultKind::IsolateResource => one(topo.resource(), "the resource is not a container"),
-            FaultKind::Halves | FaultKind::MajoritiesRing => Ok(String::new()),
-        };
-        let target = match r {
-            Ok(t) => t,
-            Err(no) => return no,
-        };
-        match step.fault {
-            FaultKind::PauseHolder
-            | FaultKind::PauseWorker
-            | FaultKind::PauseNode
-            | FaultKind::PauseLeader
-            | FaultKind::Failover => Resolved::Signal(Signal::Stop, vec![target]),
-            FaultKind::KillHolder
-            | FaultKind::KillWorker
-            | FaultKind::KillNode
-            | FaultKind::KillLeader => Resolved::Signal(Signal::Kill, vec![target]),
-            FaultKind::IsolateLeader => {
-                Resolved::Partition(Grudge::isolate(&target, &topo.nodes()), vec![target])
-            }
-            FaultKind::IsolateWorker => {
-                Resolved::Partition(Grudge::isolate_worker(&target, &topo.nodes()), vec![target])
-            }
-            FaultKind::IsolateResource => {
-                let mut others = topo.workers();
-                others.extend(topo.nodes());
-                Resolved::Partition(Grudge::isolate_resource(&target, &others), vec![target])
-            }
-            FaultKind::Halves => {
-                let nodes = shuffled(topo.nodes(), step.pick);
-                let minority = nodes[..nodes.len() / 2].to_vec();
-                Resolved::Partition(Grudge::halves(&nodes), minority)
-            }
-            FaultKind::MajoritiesRing => {
-                let nodes = shuffled(topo.nodes(), step.pick);
-                Resolved::Partition(Grudge::majorities_ring(&nodes), nodes)
-            }
-        }
-    }
-
     /// Starts step `i`; false when it had no target (recorded, with the reason, as an error).
     async fn start(&self, i: usize, step: &Step) -> Result<bool, NemesisError> {
-        let (applied, targets, value) = match self.resolve(step).await {
+        let (applied, targets, value) = match resolve(self.topology, step).await {
             Resolved::NoTarget(why) => {
                 let mut e = self.event(F::Start(step.fault.name().into()), step.fault, &[], None);
                 e.error = Some(format!("skipped: {why}"));

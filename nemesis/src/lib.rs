@@ -7,6 +7,7 @@
 //! - [`plan`]: a fault plan, its timeline-line form, and the seeded generator.
 //! - [`timeline`]: the explicit YAML timeline and the validation every schedule passes.
 //! - [`control`]: the `NodeControl` and `Topology` seams.
+//! - `targets`: what a fault hits at its start time (holder, leader, a drawn member, a grudge).
 //! - [`executor`]: runs a plan, records nemesis events, heals everything on every exit.
 //! - [`fake`]: in-memory control and topology for fast tests.
 
@@ -16,6 +17,7 @@ pub mod fake;
 pub mod fault;
 pub mod grudge;
 pub mod plan;
+mod targets;
 pub mod timeline;
 
 pub use control::{ControlError, NodeControl, Signal, Topology};

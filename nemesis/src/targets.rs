@@ -1,0 +1,158 @@
+//! What a fault hits, decided at its start time: the holder or the leader as the topology
+//! reports them, or a member drawn with the step's `pick` from the sorted names (so one seed hits
+//! the same targets), and for partitions the grudge built from them.
+
+use crate::control::{Signal, Topology};
+use crate::fault::FaultKind;
+use crate::grudge::Grudge;
+use crate::plan::Step;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+fn pick_one(mut names: Vec<String>, pick: u64) -> Option<String> {
+    names.sort();
+    let n = names.len() as u64;
+    (n > 0).then(|| names.swap_remove((pick % n) as usize))
+}
+
+fn shuffled(mut names: Vec<String>, pick: u64) -> Vec<String> {
+    names.sort();
+    names.shuffle(&mut ChaCha8Rng::seed_from_u64(pick));
+    names
+}
+
+/// A fault resolved against the topology at its start time.
+pub(crate) enum Resolved {
+    Signal(Signal, Vec<String>),
+    Partition(Grudge, Vec<String>),
+    NoTarget(&'static str),
+}
+
+/// What `step` hits now: asks the topology for the holder / leader, or draws from its members
+/// with the step's `pick`.
+pub(crate) async fn resolve<T: Topology>(topo: &T, step: &Step) -> Resolved {
+    let one = |name: Option<String>, why| match name {
+        Some(n) => Ok(n),
+        None => Err(Resolved::NoTarget(why)),
+    };
+    let r = match step.fault {
+        FaultKind::PauseHolder | FaultKind::KillHolder => {
+            one(topo.holder().await, "no worker holds the lock")
+        }
+        FaultKind::PauseWorker | FaultKind::KillWorker | FaultKind::IsolateWorker => {
+            one(pick_one(topo.workers(), step.pick), "there are no workers")
+        }
+        FaultKind::PauseNode | FaultKind::KillNode => {
+            one(pick_one(topo.nodes(), step.pick), "there are no nodes")
+        }
+        FaultKind::PauseLeader
+        | FaultKind::KillLeader
+        | FaultKind::IsolateLeader
+        | FaultKind::Failover => one(topo.leader().await, "the system reports no leader"),
+        FaultKind::IsolateResource => one(topo.resource(), "the resource is not a container"),
+        FaultKind::Halves | FaultKind::MajoritiesRing => Ok(String::new()),
+    };
+    let target = match r {
+        Ok(t) => t,
+        Err(no) => return no,
+    };
+    match step.fault {
+        FaultKind::PauseHolder
+        | FaultKind::PauseWorker
+        | FaultKind::PauseNode
+        | FaultKind::PauseLeader
+        | FaultKind::Failover => Resolved::Signal(Signal::Stop, vec![target]),
+        FaultKind::KillHolder
+        | FaultKind::KillWorker
+        | FaultKind::KillNode
+        | FaultKind::KillLeader => Resolved::Signal(Signal::Kill, vec![target]),
+        FaultKind::IsolateLeader => {
+            Resolved::Partition(Grudge::isolate(&target, &topo.nodes()), vec![target])
+        }
+        FaultKind::IsolateWorker => {
+            Resolved::Partition(Grudge::isolate_worker(&target, &topo.nodes()), vec![target])
+        }
+        FaultKind::IsolateResource => {
+            let mut others = topo.workers();
+            others.extend(topo.nodes());
+            Resolved::Partition(Grudge::isolate_resource(&target, &others), vec![target])
+        }
+        FaultKind::Halves => {
+            let nodes = shuffled(topo.nodes(), step.pick);
+            let minority = nodes[..nodes.len() / 2].to_vec();
+            Resolved::Partition(Grudge::halves(&nodes), minority)
+        }
+        FaultKind::MajoritiesRing => {
+            let nodes = shuffled(topo.nodes(), step.pick);
+            Resolved::Partition(Grudge::majorities_ring(&nodes), nodes)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fake::StaticTopology;
+    use std::time::Duration;
+
+    fn step(fault: FaultKind, pick: u64) -> Step {
+        Step {
+            at: Duration::ZERO,
+            fault,
+            duration: Duration::from_secs(1),
+            pick,
+        }
+    }
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime")
+            .block_on(f)
+    }
+
+    #[test]
+    fn halves_of_five_put_two_drawn_nodes_in_the_minority_the_same_way_for_one_pick() {
+        let topo = StaticTopology::new(2, 5);
+        let minority = |pick| match block_on(resolve(&topo, &step(FaultKind::Halves, pick))) {
+            Resolved::Partition(g, minority) => {
+                assert!(
+                    !g.drops(&minority[0], &minority[1]),
+                    "the minority sees itself"
+                );
+                minority
+            }
+            _ => panic!("halves is a partition"),
+        };
+        assert_eq!(minority(7).len(), 2);
+        assert_eq!(minority(7), minority(7));
+        let distinct: std::collections::BTreeSet<_> = (0..20).map(minority).collect();
+        assert!(
+            distinct.len() > 1,
+            "different picks choose different minorities"
+        );
+    }
+
+    #[test]
+    fn holder_and_leader_faults_follow_the_topology() {
+        let topo = StaticTopology::new(3, 3);
+        *topo.leader.lock().expect("leader") = Some("n3".into());
+        match block_on(resolve(&topo, &step(FaultKind::IsolateLeader, 0))) {
+            Resolved::Partition(g, t) => {
+                assert_eq!(t, ["n3"]);
+                assert!(g.drops("n3", "n1") && g.drops("n1", "n3") && !g.drops("n1", "n2"));
+            }
+            _ => panic!("isolate-leader is a partition"),
+        }
+        *topo.leader.lock().expect("leader") = None;
+        assert!(matches!(
+            block_on(resolve(&topo, &step(FaultKind::Failover, 0))),
+            Resolved::NoTarget(_)
+        ));
+        assert!(matches!(
+            block_on(resolve(&topo, &step(FaultKind::PauseHolder, 0))),
+            Resolved::Signal(Signal::Stop, t) if t == ["worker-1"]
+        ));
+    }
+}
