@@ -97,6 +97,9 @@ fn owned(s: Option<String>) -> Option<Cow<'static, str>> {
 impl EventRef<'_> {
     /// Parses one line of `history.jsonl`; the error is serde_json's message.
     pub fn parse(line: &str) -> Result<EventRef<'_>, String> {
+        if let Some(e) = crate::ordered::event(line) {
+            return Ok(e);
+        }
         fast_event(line).or_else(|Fallback| {
             let e: Event = serde_json::from_str(line).map_err(|e| e.to_string())?;
             Ok(EventRef {
@@ -122,6 +125,9 @@ impl EventRef<'_> {
 impl ResourceRef<'_> {
     /// Parses one line of `resource.jsonl`; the error is serde_json's message.
     pub fn parse(line: &str) -> Result<ResourceRef<'_>, String> {
+        if let Some(r) = crate::ordered::resource(line) {
+            return Ok(r);
+        }
         fast_resource(line).or_else(|Fallback| {
             let e: ResourceEntry = serde_json::from_str(line).map_err(|e| e.to_string())?;
             Ok(ResourceRef {
@@ -190,23 +196,28 @@ fn op_result(s: &str) -> Result<OpResult, Fallback> {
     })
 }
 
-const EVENT_FIELDS: [&str; 15] = [
-    "index",
-    "time",
-    "process",
-    "type",
-    "f",
-    "lock",
-    "owner",
-    "lease",
-    "token",
-    "key",
-    "value",
-    "op_id",
-    "result",
-    "highest_before",
-    "error",
-];
+/// The position of a known history field (a `match` compiles to a length switch, which is
+/// what makes the fast path fast).
+fn event_field(k: &str) -> Option<u32> {
+    Some(match k {
+        "index" => 0,
+        "time" => 1,
+        "process" => 2,
+        "type" => 3,
+        "f" => 4,
+        "lock" => 5,
+        "owner" => 6,
+        "lease" => 7,
+        "token" => 8,
+        "key" => 9,
+        "value" => 10,
+        "op_id" => 11,
+        "result" => 12,
+        "highest_before" => 13,
+        "error" => 14,
+        _ => return None,
+    })
+}
 
 fn fast_event(line: &str) -> Result<EventRef<'_>, Fallback> {
     let (mut index, mut time, mut process, mut kind, mut f) = (None, None, None, None, None);
@@ -229,9 +240,9 @@ fn fast_event(line: &str) -> Result<EventRef<'_>, Fallback> {
     let mut seen = 0u32;
     scan_object(
         line,
-        |k| k == "value" || !EVENT_FIELDS.contains(&k),
+        |k| k == "value" || event_field(k).is_none(),
         |k, v| {
-            let Some(pos) = EVENT_FIELDS.iter().position(|f| *f == k) else {
+            let Some(pos) = event_field(k) else {
                 return Ok(()); // serde ignores unknown fields
             };
             once(&mut seen, 1 << pos)?;
@@ -287,19 +298,22 @@ fn fast_event(line: &str) -> Result<EventRef<'_>, Fallback> {
     Ok(e)
 }
 
-const RESOURCE_FIELDS: [&str; 11] = [
-    "seq",
-    "time",
-    "key",
-    "process",
-    "owner",
-    "lease",
-    "token",
-    "op_id",
-    "value",
-    "highest_before",
-    "result",
-];
+fn resource_field(k: &str) -> Option<u32> {
+    Some(match k {
+        "seq" => 0,
+        "time" => 1,
+        "key" => 2,
+        "process" => 3,
+        "owner" => 4,
+        "lease" => 5,
+        "token" => 6,
+        "op_id" => 7,
+        "value" => 8,
+        "highest_before" => 9,
+        "result" => 10,
+        _ => return None,
+    })
+}
 
 fn fast_resource(line: &str) -> Result<ResourceRef<'_>, Fallback> {
     let (mut seq, mut time, mut key, mut process, mut owner, mut lease) =
@@ -308,9 +322,9 @@ fn fast_resource(line: &str) -> Result<ResourceRef<'_>, Fallback> {
     let mut seen = 0u32;
     scan_object(
         line,
-        |k| k == "value" || !RESOURCE_FIELDS.contains(&k),
+        |k| k == "value" || resource_field(k).is_none(),
         |k, v| {
-            let Some(pos) = RESOURCE_FIELDS.iter().position(|f| *f == k) else {
+            let Some(pos) = resource_field(k) else {
                 return Ok(());
             };
             once(&mut seen, 1 << pos)?;
@@ -360,6 +374,10 @@ mod tests {
 
     /// The fast path and serde must agree on every line: same value or both an error.
     fn agree(line: &str) {
+        if let Some(o) = crate::ordered::event(line) {
+            let s: Event = serde_json::from_str(line).expect("ordered path accepted a bad line");
+            assert_eq!(o, s.as_ref(), "{line}");
+        }
         let fast = fast_event(line);
         let serde = serde_json::from_str::<Event>(line);
         match (&fast, &serde) {
@@ -402,5 +420,55 @@ mod tests {
         assert!(ResourceRef::parse(no_value).unwrap_err().contains("value"));
         let escaped = r#"{"seq":4,"time":99,"key":"k\n","process":2,"owner":"a","lease":"l","op_id":"x","value":1,"result":"accepted"}"#;
         assert_eq!(ResourceRef::parse(escaped).unwrap().key, "k\n");
+    }
+
+    #[test]
+    fn lines_as_our_writers_serialize_them_take_the_ordered_path() {
+        let mut e = Event::new(12, Process::Worker(4), OpType::Ok, F::Write);
+        e.index = 3;
+        e.lock = Some("l".into());
+        e.owner = Some("w".into());
+        e.lease = Some("L".into());
+        e.token = Some(9);
+        e.key = Some("k".into());
+        e.value = Some("v".into());
+        e.op_id = Some("4-1".into());
+        e.result = Some(OpResult::Accepted);
+        e.highest_before = Some(8);
+        e.error = Some("none".into());
+        let mut n = Event::new(5, Process::Nemesis, OpType::Info, F::Start("pause".into()));
+        n.value = Some(serde_json::json!({"targets": ["worker-1"]}));
+        let mut c = Event::new(5, Process::Worker(1), OpType::Ok, F::Read);
+        c.value = Some(7.into());
+        for ev in [
+            e,
+            c,
+            Event::new(0, Process::Worker(0), OpType::Invoke, F::Exit),
+        ] {
+            let line = serde_json::to_string(&ev).unwrap();
+            assert_eq!(crate::ordered::event(&line), Some(ev.as_ref()), "{line}");
+        }
+        let line = serde_json::to_string(&n).unwrap();
+        assert_eq!(
+            crate::ordered::event(&line),
+            None,
+            "nested values go to the scanner"
+        );
+        assert_eq!(EventRef::parse(&line).unwrap(), n.as_ref());
+        let r = ResourceEntry {
+            seq: 1,
+            time: 2,
+            key: "k".into(),
+            process: 3,
+            owner: "o".into(),
+            lease: "L".into(),
+            token: None,
+            op_id: "x".into(),
+            value: "v".into(),
+            highest_before: Some(4),
+            result: WriteResult::RejectedDuplicate,
+        };
+        let line = serde_json::to_string(&r).unwrap();
+        assert_eq!(crate::ordered::resource(&line), Some(r.as_ref()), "{line}");
     }
 }

@@ -14,6 +14,7 @@ pub mod event;
 pub mod event_ref;
 pub mod jsonl;
 pub mod layout;
+mod ordered;
 pub mod report;
 pub mod resource_log;
 pub mod scan;

@@ -50,7 +50,7 @@ pub fn scan_object<'a>(
                 return Err(Fallback);
             }
             i = skip_ws(b, i + 1);
-            let (value, next) = scalar(line, i, skippable(key))?;
+            let (value, next) = scalar(line, i, || skippable(key))?;
             field(key, value)?;
             i = skip_ws(b, next);
             match b.get(i) {
@@ -69,6 +69,19 @@ pub fn scan_object<'a>(
     Ok(())
 }
 
+/// Bytes that end the plain part of a string: the closing quote, an escape, a control character.
+pub(crate) const STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 0x20 {
+        t[c] = true;
+        c += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while let Some(c) = b.get(i) {
         if !matches!(c, b' ' | b'\t' | b'\r' | b'\n') {
@@ -86,19 +99,18 @@ fn string(line: &str, i: usize) -> Result<(&str, usize), Fallback> {
         return Err(Fallback);
     }
     let start = i + 1;
-    let mut j = start;
-    while let Some(&c) = b.get(j) {
-        match c {
-            b'"' => return Ok((&line[start..j], j + 1)),
-            b'\\' => return Err(Fallback),
-            c if c < 0x20 => return Err(Fallback),
-            _ => j += 1,
-        }
+    let rest = b.get(start..).ok_or(Fallback)?;
+    match rest.iter().position(|&c| STOP[usize::from(c)]) {
+        Some(n) if rest[n] == b'"' => Ok((&line[start..start + n], start + n + 1)),
+        _ => Err(Fallback),
     }
-    Err(Fallback)
 }
 
-fn scalar(line: &str, i: usize, skippable: bool) -> Result<(Raw<'_>, usize), Fallback> {
+fn scalar(
+    line: &str,
+    i: usize,
+    skippable: impl Fn() -> bool,
+) -> Result<(Raw<'_>, usize), Fallback> {
     let b = line.as_bytes();
     match b.get(i) {
         Some(b'"') => string(line, i).map(|(s, n)| (Raw::Str(s), n)),
@@ -121,7 +133,7 @@ fn scalar(line: &str, i: usize, skippable: bool) -> Result<(Raw<'_>, usize), Fal
         Some(b'n') if line[i..].starts_with("null") => Ok((Raw::Null, i + 4)),
         Some(b't') if line[i..].starts_with("true") => Ok((Raw::Bool(true), i + 4)),
         Some(b'f') if line[i..].starts_with("false") => Ok((Raw::Bool(false), i + 5)),
-        Some(b'{' | b'[') if skippable => skip_nested(line, i).map(|n| (Raw::Skipped, n)),
+        Some(b'{' | b'[') if skippable() => skip_nested(line, i).map(|n| (Raw::Skipped, n)),
         _ => Err(Fallback),
     }
 }

@@ -7,7 +7,7 @@ use crate::event_ref::{EventRef, ResourceRef};
 use crate::verdict::AnomalyKind;
 use serde::Deserialize;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -151,8 +151,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 /// Streams a JSONL file, calling `each(line_number, line)` for every non-blank line without
-/// allocating per line. Returns how many lines were handed over. `each` returns an error
-/// message for a line it cannot use; it is reported with the file and line.
+/// allocating or copying per line (lines are found with SIMD memchr in 1 MiB chunks). Returns
+/// how many lines were handed over. `each` returns an error message for a line it cannot use;
+/// it is reported with the file and line.
 pub fn for_each_line(
     path: &Path,
     mut each: impl FnMut(u64, &str) -> Result<(), String>,
@@ -161,28 +162,46 @@ pub fn for_each_line(
         path: path.to_path_buf(),
         source,
     };
-    let file = File::open(path).map_err(io_err)?;
-    let mut reader = BufReader::with_capacity(1 << 20, file);
-    let mut buf = Vec::with_capacity(512);
+    let mut file = File::open(path).map_err(io_err)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let (mut start, mut end) = (0usize, 0usize);
     let (mut line_no, mut count) = (0u64, 0u64);
-    loop {
-        buf.clear();
-        if reader.read_until(b'\n', &mut buf).map_err(io_err)? == 0 {
-            return Ok(count);
-        }
-        line_no += 1;
+    let mut one = |line_no: u64, bytes: &[u8]| -> Result<(), StoreError> {
         let parse_err = |message: String| StoreError::Parse {
             path: path.to_path_buf(),
             line: line_no,
             message,
         };
         let text =
-            std::str::from_utf8(&buf).map_err(|e| parse_err(format!("not UTF-8 text: {e}")))?;
+            std::str::from_utf8(bytes).map_err(|e| parse_err(format!("not UTF-8 text: {e}")))?;
         if text.trim().is_empty() {
-            continue;
+            return Ok(());
         }
         each(line_no, text).map_err(parse_err)?;
         count += 1;
+        Ok(())
+    };
+    loop {
+        while let Some(n) = memchr::memchr(b'\n', &buf[start..end]) {
+            line_no += 1;
+            one(line_no, &buf[start..start + n])?;
+            start += n + 1;
+        }
+        buf.copy_within(start..end, 0);
+        end -= start;
+        start = 0;
+        if end == buf.len() {
+            buf.resize(buf.len() * 2, 0); // a line longer than the buffer
+        }
+        let n = file.read(&mut buf[end..]).map_err(io_err)?;
+        if n == 0 {
+            if end > 0 {
+                line_no += 1;
+                one(line_no, &buf[..end])?; // a last line without its newline
+            }
+            return Ok(count);
+        }
+        end += n;
     }
 }
 
@@ -251,5 +270,30 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("run/test.yaml") && e.contains("line"), "{e}");
+    }
+
+    #[test]
+    fn lines_are_numbered_across_chunks_blank_lines_and_a_missing_last_newline() {
+        let dir = std::env::temp_dir().join(format!("fc-store-lines-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("x.jsonl");
+        let long = "y".repeat(3 << 20);
+        std::fs::write(&path, format!("a\n\n{long}\nb\nc")).unwrap();
+        let mut seen = Vec::new();
+        let n = for_each_line(&path, |no, l| {
+            seen.push((no, l.len()));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, 4);
+        assert_eq!(seen, vec![(1, 1), (3, 3 << 20), (4, 1), (5, 1)]);
+        let err = for_each_line(
+            &path,
+            |no, _| if no == 4 { Err("bad".into()) } else { Ok(()) },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.ends_with("x.jsonl:4: bad"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
