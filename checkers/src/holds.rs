@@ -12,7 +12,7 @@
 //! Memory is the open holds plus one pending acquire per process.
 
 use results::{EventRef, OpType, Process, F};
-use std::collections::HashMap;
+use crate::hashing::FastMap;
 
 /// One certain hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,21 +27,70 @@ pub struct Hold {
     pub time: u64,
 }
 
+/// The lock each process is trying to acquire (its pending acquire invoke). Buffers are reused,
+/// so following millions of acquires allocates only once per process.
+#[derive(Debug, Default)]
+pub struct PendingAcquires {
+    map: FastMap<u32, (bool, String)>,
+}
+
+impl PendingAcquires {
+    /// The lock a pending acquire of `process` is about.
+    pub fn get(&self, process: u32) -> Option<&str> {
+        match self.map.get(&process) {
+            Some((true, lock)) => Some(lock),
+            _ => None,
+        }
+    }
+
+    /// The lock an acquire event is about: its own `lock`, else its invoke's.
+    pub fn lock_of<'e>(&'e self, e: &'e EventRef<'_>) -> Option<&'e str> {
+        match (&e.lock, e.process) {
+            (Some(l), _) => Some(l),
+            (None, Process::Worker(p)) => self.get(p),
+            (None, Process::Nemesis) => None,
+        }
+    }
+
+    /// Follows one event: an acquire invoke opens, its completion or the process's exit or
+    /// retirement (`info`) closes.
+    pub fn observe(&mut self, e: &EventRef<'_>) {
+        let Process::Worker(p) = e.process else {
+            return;
+        };
+        match (&e.f, e.kind) {
+            (F::Acquire, OpType::Invoke) => {
+                if let Some(lock) = &e.lock {
+                    let slot = self.map.entry(p).or_default();
+                    slot.0 = true;
+                    if slot.1 != *lock {
+                        slot.1.clear();
+                        slot.1.push_str(lock);
+                    }
+                }
+            }
+            (F::Acquire, _) => {
+                if let Some(slot) = self.map.get_mut(&p) {
+                    slot.0 = false;
+                }
+            }
+            (F::Exit, _) | (_, OpType::Info) => drop(self.map.remove(&p)),
+            _ => {}
+        }
+    }
+}
+
 /// The open holds of every lock, and the lock each process is trying to acquire.
 #[derive(Debug, Default)]
 pub struct HoldBook {
-    by_lock: HashMap<String, Vec<Hold>>,
-    pending_acquire: HashMap<u32, String>,
+    by_lock: FastMap<String, Vec<Hold>>,
+    pending: PendingAcquires,
 }
 
 impl HoldBook {
     /// The lock an acquire event is about: its own `lock`, else its invoke's.
     pub fn acquire_lock<'e>(&'e self, e: &'e EventRef<'_>) -> Option<&'e str> {
-        match (&e.lock, e.process) {
-            (Some(l), _) => Some(l),
-            (None, Process::Worker(p)) => self.pending_acquire.get(&p).map(|s| s.as_str()),
-            (None, Process::Nemesis) => None,
-        }
+        self.pending.lock_of(e)
     }
 
     /// The certain holds of `lock` open now.
@@ -59,7 +108,7 @@ impl HoldBook {
 
     /// The lock a process has a pending acquire on.
     pub fn pending_acquire(&self, process: u32) -> Option<&str> {
-        self.pending_acquire.get(&process).map(|s| s.as_str())
+        self.pending.get(process)
     }
 
     /// Applies one event. `opened(others, new)` is called for a new hold, with the holds of the
@@ -69,47 +118,34 @@ impl HoldBook {
             return;
         };
         match (&e.f, e.kind) {
-            (F::Acquire, OpType::Invoke) => {
-                if let Some(lock) = &e.lock {
-                    self.pending_acquire.insert(p, lock.to_string());
-                }
-            }
             (F::Acquire, OpType::Ok) => {
-                let lock = match (&e.lock, self.pending_acquire.remove(&p)) {
-                    (Some(l), _) => l.to_string(),
-                    (None, Some(l)) => l,
-                    (None, None) => return,
-                };
-                let hold = Hold {
-                    process: p,
-                    owner: e.owner.as_deref().map(str::to_string),
-                    lease: e.lease.as_deref().map(str::to_string),
-                    token: e.token,
-                    index: e.index,
-                    time: e.time,
-                    lock,
-                };
-                let list = self.by_lock.entry(hold.lock.clone()).or_default();
-                opened(list, &hold);
-                list.push(hold);
-            }
-            (F::Acquire, _) => {
-                self.pending_acquire.remove(&p);
-                if e.kind == OpType::Info {
-                    self.close_all(p);
+                if let Some(lock) = self.pending.lock_of(e) {
+                    let list = match self.by_lock.get_mut(lock) {
+                        Some(list) => list,
+                        None => self.by_lock.entry(lock.to_string()).or_default(),
+                    };
+                    let hold = Hold {
+                        process: p,
+                        lock: lock.to_string(),
+                        owner: e.owner.as_deref().map(str::to_string),
+                        lease: e.lease.as_deref().map(str::to_string),
+                        token: e.token,
+                        index: e.index,
+                        time: e.time,
+                    };
+                    opened(list, &hold);
+                    list.push(hold);
                 }
             }
+            (F::Acquire, OpType::Info) => self.close_all(p),
             (F::Release, OpType::Invoke) | (F::LeaseLost, _) => match &e.lock {
                 Some(lock) => self.close(p, lock),
                 None => self.close_all(p),
             },
-            (F::Exit, _) => {
-                self.pending_acquire.remove(&p);
-                self.close_all(p);
-            }
-            (_, OpType::Info) => self.close_all(p),
+            (F::Exit, _) | (_, OpType::Info) => self.close_all(p),
             _ => {}
         }
+        self.pending.observe(e);
     }
 
     fn close(&mut self, process: u32, lock: &str) {

@@ -13,6 +13,7 @@
 pub mod checker;
 pub mod diagnosis;
 pub mod engine;
+pub mod hashing;
 pub mod holds;
 pub mod kinds;
 pub mod synth;

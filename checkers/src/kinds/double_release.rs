@@ -12,7 +12,7 @@ use crate::holds::HoldBook;
 use crate::kinds::concurrent_holders::fmt_token;
 use results::{AnomalyKind, EventRef, Evidence, OpResult, OpType, Process, F};
 use serde_json::json;
-use std::collections::HashMap;
+use crate::hashing::FastMap;
 
 #[derive(Debug, Clone)]
 struct Acq {
@@ -37,8 +37,8 @@ struct PendingRelease {
 pub struct DoubleRelease {
     book: HoldBook,
     /// Per live process: its latest acquisition of each lock.
-    acqs: HashMap<u32, Vec<Acq>>,
-    pending: HashMap<u32, PendingRelease>,
+    acqs: FastMap<u32, Vec<Acq>>,
+    pending: FastMap<u32, PendingRelease>,
     releases: u64,
 }
 

@@ -11,7 +11,7 @@ use crate::diagnosis;
 use crate::kinds::resource_presence::Presence;
 use results::{AnomalyKind, EventRef, Evidence, ResourceRef};
 use serde_json::json;
-use std::collections::HashMap;
+use crate::hashing::FastMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 fn fingerprint(op_id: &str) -> u128 {
@@ -28,7 +28,7 @@ fn fingerprint(op_id: &str) -> u128 {
 pub struct DuplicateEffect {
     presence: Presence,
     /// fingerprint(op_id) -> (seq, time, token) of its first accepted write.
-    applied: HashMap<u128, (u64, u64, Option<u64>)>,
+    applied: FastMap<u128, (u64, u64, Option<u64>)>,
 }
 
 impl Checker for DuplicateEffect {

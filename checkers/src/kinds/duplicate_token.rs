@@ -11,18 +11,18 @@
 
 use crate::checker::{Checker, End, Findings, Outcome};
 use crate::diagnosis;
-use crate::holds::HoldBook;
+use crate::holds::PendingAcquires;
 use crate::kinds::token_regression::{token_outcome, Acquired};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, ResourceRef, F};
 use serde_json::json;
-use std::collections::HashMap;
+use crate::hashing::FastMap;
 use std::rc::Rc;
 
 #[derive(Debug, Default)]
 struct LockTokens {
     max: Option<Rc<Acquired>>,
     /// process -> (invoke index, highest completed acquisition at that invoke)
-    pending: HashMap<u32, (u64, Option<Rc<Acquired>>)>,
+    pending: FastMap<u32, (u64, Option<Rc<Acquired>>)>,
     /// Completions since the earliest pending invoke.
     window: Vec<Rc<Acquired>>,
 }
@@ -37,9 +37,9 @@ struct KeyTokens {
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct DuplicateToken {
-    book: HoldBook,
-    locks: HashMap<String, LockTokens>,
-    keys: HashMap<String, KeyTokens>,
+    book: PendingAcquires,
+    locks: FastMap<String, LockTokens>,
+    keys: FastMap<String, KeyTokens>,
     with_token: u64,
     without_token: u64,
 }
@@ -61,7 +61,7 @@ impl Checker for DuplicateToken {
             }
             _ => {}
         }
-        self.book.apply(e, |_, _| {});
+        self.book.observe(e);
     }
 
     fn resource(&mut self, r: &ResourceRef<'_>, out: &mut Findings) {
@@ -128,7 +128,7 @@ impl LockTokens {
 
 impl DuplicateToken {
     fn acquire(&mut self, p: u32, e: &EventRef<'_>, out: &mut Findings) {
-        let Some(lock) = self.book.acquire_lock(e) else {
+        let Some(lock) = self.book.lock_of(e) else {
             return;
         };
         let l = match self.locks.get_mut(lock) {

@@ -10,7 +10,7 @@ use crate::checker::{Checker, End, Findings, Outcome};
 use crate::diagnosis;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
-use std::collections::HashMap;
+use crate::hashing::FastMap;
 
 #[derive(Debug, Default, Clone, Copy)]
 struct Counts {
@@ -22,9 +22,9 @@ struct Counts {
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct LostUpdate {
-    keys: HashMap<String, Counts>,
+    keys: FastMap<String, Counts>,
     /// process -> (acked increments of the key when the read was invoked, invoke index, time)
-    reads: HashMap<u32, (u64, u64, u64)>,
+    reads: FastMap<u32, (u64, u64, u64)>,
     increments: u64,
     reads_checked: u64,
 }

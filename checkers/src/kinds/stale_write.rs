@@ -9,7 +9,7 @@ use crate::diagnosis;
 use crate::kinds::resource_presence::Presence;
 use results::{AnomalyKind, EventRef, Evidence, ResourceRef};
 use serde_json::json;
-use std::collections::HashMap;
+use crate::hashing::FastMap;
 
 #[derive(Debug)]
 struct Highest {
@@ -24,7 +24,7 @@ struct Highest {
 #[derive(Debug, Default)]
 pub struct StaleAcceptedWrite {
     presence: Presence,
-    highest: HashMap<String, Highest>,
+    highest: FastMap<String, Highest>,
 }
 
 impl Checker for StaleAcceptedWrite {

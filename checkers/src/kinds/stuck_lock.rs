@@ -19,7 +19,7 @@ use crate::diagnosis;
 use crate::holds::HoldBook;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
-use std::collections::{HashMap, HashSet};
+use crate::hashing::{FastMap, FastSet};
 use std::time::Duration;
 
 #[derive(Debug, Clone)]
@@ -46,8 +46,8 @@ pub struct StuckLock {
     ttl: Option<u64>,
     slack: u64,
     book: HoldBook,
-    locks: HashMap<String, LockState>,
-    faults: HashSet<String>,
+    locks: FastMap<String, LockState>,
+    faults: FastSet<String>,
     next_deadline: Option<u64>,
 }
 
@@ -57,8 +57,8 @@ impl StuckLock {
             ttl: ttl.map(|t| t.as_nanos() as u64),
             slack: slack.as_nanos() as u64,
             book: HoldBook::default(),
-            locks: HashMap::new(),
-            faults: HashSet::new(),
+            locks: FastMap::default(),
+            faults: FastSet::default(),
             next_deadline: None,
         }
     }

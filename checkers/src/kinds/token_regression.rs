@@ -5,10 +5,10 @@
 
 use crate::checker::{Checker, End, Findings, Outcome};
 use crate::diagnosis;
-use crate::holds::HoldBook;
+use crate::holds::PendingAcquires;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
-use std::collections::HashMap;
+use crate::hashing::FastMap;
 use std::rc::Rc;
 
 /// A completed acquisition, as much as the token checkers report about it.
@@ -47,10 +47,10 @@ impl Acquired {
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct TokenRegression {
-    book: HoldBook,
-    max: HashMap<String, Rc<Acquired>>,
+    book: PendingAcquires,
+    max: FastMap<String, Rc<Acquired>>,
     /// Per process: the lock and the highest completed token when its acquire was invoked.
-    pending: HashMap<u32, Option<Rc<Acquired>>>,
+    pending: FastMap<u32, Option<Rc<Acquired>>>,
     with_token: u64,
     without_token: u64,
 }
@@ -69,7 +69,7 @@ impl Checker for TokenRegression {
                 }
                 OpType::Ok => {
                     let snap = self.pending.remove(&p).flatten();
-                    match (e.token, self.book.acquire_lock(e)) {
+                    match (e.token, self.book.lock_of(e)) {
                         (Some(t), Some(lock)) => {
                             self.with_token += 1;
                             let now = Acquired::from_ok(p, t, e);
@@ -89,7 +89,7 @@ impl Checker for TokenRegression {
         } else if let (Process::Worker(p), F::Exit) = (e.process, &e.f) {
             self.pending.remove(&p);
         }
-        self.book.apply(e, |_, _| {});
+        self.book.observe(e);
     }
 
     fn finish(&mut self, _end: &End, _out: &mut Findings) -> Outcome {

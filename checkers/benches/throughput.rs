@@ -1,0 +1,155 @@
+//! Parse + check throughput from JSONL, and peak memory, on generated histories.
+//!
+//! ```text
+//! cargo bench -p checkers --bench throughput -- gen   <dir> <history-events>
+//! cargo bench -p checkers --bench throughput -- check <dir>      # fast path, best of 3, VmHWM
+//! cargo bench -p checkers --bench throughput -- serde <dir>      # serde_json path, for contrast
+//! ```
+//! `check` runs in its own process so its peak RSS (VmHWM) is the checker's alone. Times are
+//! both wall clock and this thread's CPU time: on a shared, loaded machine the CPU time is the
+//! honest "per core" figure.
+
+use checkers::synth::{generate_into, Item, Shape};
+use checkers::{CheckConfig, Engine};
+use nix::time::{clock_gettime, ClockId};
+use results::jsonl::JsonlReader;
+use results::store::{for_each_line, stream_history, stream_resource_log};
+use results::{Event, EventRef, ResourceEntry};
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn cpu() -> Duration {
+    clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map(Duration::from)
+        .unwrap_or_default()
+}
+
+fn vm_hwm() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("VmHWM"))
+        .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+fn cfg() -> CheckConfig {
+    CheckConfig {
+        ttl: Some(Duration::from_secs(2)),
+        ..CheckConfig::default()
+    }
+}
+
+fn gen(dir: &Path, events: u64) {
+    std::fs::create_dir_all(dir).expect("create dir");
+    let mut h = BufWriter::new(std::fs::File::create(dir.join("history.jsonl")).expect("history"));
+    let mut r =
+        BufWriter::new(std::fs::File::create(dir.join("resource.jsonl")).expect("resource"));
+    let shape = Shape {
+        workers: 8,
+        holds: (events / 12) as usize,
+        writes_per_hold: 2,
+        tokens: true,
+        counter: true,
+        contended: true,
+    };
+    let (mut nh, mut nr) = (0u64, 0u64);
+    generate_into(42, &shape, None, &mut |item| match item {
+        Item::Event(e) if nh < events => {
+            serde_json::to_writer(&mut h, &e).expect("write");
+            h.write_all(b"\n").expect("write");
+            nh += 1;
+        }
+        Item::Resource(e) if nh < events => {
+            serde_json::to_writer(&mut r, &e).expect("write");
+            r.write_all(b"\n").expect("write");
+            nr += 1;
+        }
+        _ => {}
+    });
+    h.flush().expect("flush");
+    r.flush().expect("flush");
+    println!("generated {nh} history events and {nr} resource entries in {}", dir.display());
+}
+
+fn report(what: &str, lines: u64, wall: Duration, cpu: Duration) {
+    println!(
+        "{what}: {lines} lines, wall {:.3}s ({:.2} M lines/s), cpu {:.3}s ({:.2} M lines/s per core)",
+        wall.as_secs_f64(),
+        lines as f64 / wall.as_secs_f64() / 1e6,
+        cpu.as_secs_f64(),
+        lines as f64 / cpu.as_secs_f64() / 1e6,
+    );
+}
+
+fn check(dir: &Path) {
+    let (h, r) = (dir.join("history.jsonl"), dir.join("resource.jsonl"));
+    let mut best: Option<(Duration, Duration)> = None;
+    let mut lines = 0;
+    for _ in 0..3 {
+        let (w0, c0) = (Instant::now(), cpu());
+        let mut engine = Engine::new(&cfg());
+        let nh = stream_history(&h, |e| engine.event(e)).expect("history");
+        let nr = stream_resource_log(&r, |e| engine.resource(e)).expect("resource");
+        let v = engine.finish();
+        let (wall, c) = (w0.elapsed(), cpu() - c0);
+        lines = nh + nr;
+        assert!(v.anomalies.is_empty(), "a generated valid history must check valid");
+        if best.is_none_or(|(_, bc)| c < bc) {
+            best = Some((wall, c));
+        }
+    }
+    let (wall, c) = best.unwrap_or_default();
+    report("parse + check (fast path, best of 3)", lines, wall, c);
+    let (w0, c0) = (Instant::now(), cpu());
+    let mut n = 0u64;
+    for_each_line(&h, |_, _| {
+        n += 1;
+        Ok(())
+    })
+    .expect("history");
+    report("read lines only (memchr + UTF-8 check), history", n, w0.elapsed(), cpu() - c0);
+    let (w0, c0) = (Instant::now(), cpu());
+    let mut n = 0u64;
+    for_each_line(&h, |_, l| {
+        EventRef::parse(l).map(|_| n += 1)
+    })
+    .expect("history");
+    report("parse only, history (fast path)", n, w0.elapsed(), cpu() - c0);
+    println!("peak RSS (VmHWM): {}", vm_hwm());
+}
+
+fn serde(dir: &Path) {
+    let (w0, c0) = (Instant::now(), cpu());
+    let mut engine = Engine::new(&cfg());
+    let mut lines = 0u64;
+    for e in JsonlReader::<Event>::open(&dir.join("history.jsonl")).expect("history") {
+        engine.event(&e.expect("line").1.as_ref());
+        lines += 1;
+    }
+    for r in JsonlReader::<ResourceEntry>::open(&dir.join("resource.jsonl")).expect("resource") {
+        engine.resource(&r.expect("line").1.as_ref());
+        lines += 1;
+    }
+    let _ = engine.finish();
+    report("parse + check (serde_json owned Event)", lines, w0.elapsed(), cpu() - c0);
+    println!("peak RSS (VmHWM): {}", vm_hwm());
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["gen", dir, n] => gen(Path::new(dir), n.parse().expect("event count")),
+        ["check", dir] => check(Path::new(dir)),
+        ["serde", dir] => serde(Path::new(dir)),
+        _ => {
+            eprintln!("usage: throughput gen <dir> <events> | check <dir> | serde <dir>");
+            // `cargo bench` without arguments (e.g. the whole workspace): a quick smoke run.
+            let dir = std::env::temp_dir().join(format!("fc-throughput-{}", std::process::id()));
+            gen(&dir, 100_000);
+            check(&dir);
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+}
