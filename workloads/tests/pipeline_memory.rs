@@ -123,3 +123,80 @@ async fn non_monotonic_tokens_show_up_as_regressions_and_stale_rejections() {
     assert!(!audit::token_regressions(&spans).is_empty());
     assert!(r.resource.log().iter().any(|e| !e.result.is_accepted()));
 }
+
+/// One worker on a service that forgets leases early: its background renewal is refused, the
+/// hold turns lost, and the next write shows the discipline (`stop`: lease-lost first and
+/// nothing sent; `continue`: the write goes out anyway).
+async fn early_loss(discipline: &str) -> (Vec<Event>, MemoryResource) {
+    use workloads::driver::{ProcessAllocator, Session};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.jsonl");
+    let clock = RunClock::start();
+    let rec = Recorder::new(Arc::new(HistoryWriter::create(&path).unwrap()), clock);
+    let cfg = RawRecipeConfig {
+        ttl: Some(Duration::from_millis(300)),
+        ..Default::default()
+    }
+    .validate(RecipeKind::Memory)
+    .unwrap();
+    let service = MemoryLockService::new(MemoryKnobs {
+        expires_early: Some(0.1),
+        ..Default::default()
+    });
+    let client: Arc<dyn Client> = Arc::new(service.client("w", cfg.ttl, cfg.acquire_timeout));
+    let resource = MemoryResource::new(MemoryMode::Strict, clock);
+    let w = Worker::new(
+        "w",
+        client,
+        Box::new(resource.clone()),
+        cfg,
+        discipline.parse().unwrap(),
+    );
+    let conn = WorkerConn::over(spawn_local(w), rec.clone()).await.unwrap();
+    let mut s = Session::new(conn, 0, ProcessAllocator::new(1), rec);
+    s.acquire("l").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(150)).await; // past the first renewal (100 ms)
+    s.write("k", 1).await.unwrap();
+    s.release().await.unwrap();
+    let events = JsonlReader::<Event>::open(&path)
+        .unwrap()
+        .map(|r| r.unwrap().1)
+        .collect();
+    (events, resource)
+}
+
+#[tokio::test]
+async fn stop_records_lease_lost_before_the_write_and_sends_nothing() {
+    let (events, resource) = early_loss("stop").await;
+    let fs: Vec<_> = events.iter().map(|e| (e.f.clone(), e.kind)).collect();
+    assert_eq!(
+        fs,
+        [
+            (F::Acquire, OpType::Invoke),
+            (F::Acquire, OpType::Ok),
+            (F::LeaseLost, OpType::Info),
+            (F::Write, OpType::Invoke),
+            (F::Write, OpType::Fail),
+            (F::Release, OpType::Invoke),
+            (F::Release, OpType::Fail),
+        ]
+    );
+    assert_eq!(events[4].result, None, "not sent");
+    assert!(resource.log().is_empty());
+}
+
+#[tokio::test]
+async fn continue_sends_the_write_after_losing_the_lease() {
+    let (events, resource) = early_loss("continue").await;
+    let write = events
+        .iter()
+        .find(|e| e.f == F::Write && e.kind != OpType::Invoke)
+        .unwrap();
+    assert_eq!(
+        write.kind,
+        OpType::Ok,
+        "nobody else wrote: the strict resource accepts it"
+    );
+    assert!(events.iter().any(|e| e.f == F::LeaseLost));
+    assert_eq!(resource.log().len(), 1);
+}

@@ -15,11 +15,14 @@ pub enum What {
     Startup(super::bench_startup::Args),
     /// Fenced resources: writes/s and latency percentiles per backend.
     Resource(super::bench_resource::Args),
+    /// Lock recipes: acquire→release cycle latency and cycles/s, 1 and 5 workers.
+    Recipes(super::bench_recipes::Args),
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
     match args.what {
         What::Startup(a) => super::bench_startup::run(a),
         What::Resource(a) => super::bench_resource::run(a),
+        What::Recipes(a) => super::bench_recipes::run(a),
     }
 }

@@ -2,6 +2,7 @@
 //! anyhow::Result<u8>` returning the process exit code (errors become exit 3 in `main`).
 
 pub mod bench;
+pub mod bench_recipes;
 pub mod bench_resource;
 pub mod bench_startup;
 pub mod check;

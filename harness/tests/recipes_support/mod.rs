@@ -39,7 +39,8 @@ pub struct Bed {
 }
 
 impl Bed {
-    /// Starts `system`, a strict register resource, and nothing else yet.
+    /// Starts `system`, a register resource (strict, or `none` for tokenless recipes), and
+    /// nothing else yet.
     pub async fn start(system: System, recipe: RecipeKind, ttl: Duration) -> Bed {
         let id = format!(
             "t-workloads-{}-{:08x}",
@@ -61,7 +62,11 @@ impl Bed {
                     [
                         "resource".to_string(),
                         "--backend=register".into(),
-                        "--mode=strict".into(),
+                        // Tokenless writes (Redlock) only pass an unfenced resource.
+                        format!(
+                            "--mode={}",
+                            if recipe.has_token() { "strict" } else { "none" }
+                        ),
                         "--log=/run-dir/resource.jsonl".into(),
                         format!("--clock-start={}", clock.start_ns()),
                         format!("--listen=0.0.0.0:{RESOURCE_PORT}"),
