@@ -1,10 +1,12 @@
 //! `fencecheck bench startup`: starts and removes each cluster several times and prints the
 //! median and max time from "start" to "a real client says ready". The machine is shared, so
-//! these are figures to compare, not assertions.
+//! these are figures to compare, not assertions; next to each, the "engine floor": the median time
+//! the same engine, at the same moment, takes to start as many bare containers (`sleep`, same
+//! network, same published ports), i.e. what no cluster recipe can beat.
 
 use crate::cluster::System;
-use crate::docker::RunEnv;
-use std::time::Duration;
+use crate::docker::{ContainerSpec, RunEnv};
+use std::time::{Duration, Instant};
 
 /// Arguments of `fencecheck bench startup`.
 #[derive(Debug, clap::Args)]
@@ -43,39 +45,63 @@ async fn bench(args: Args) -> anyhow::Result<u8> {
     env.teardown().await?;
     let rows = result?;
     println!(
-        "{:<16} {:>5} {:>10} {:>10} {:>8}",
-        "system", "runs", "median", "max", "target"
+        "{:<16} {:>5} {:>10} {:>10} {:>8} {:>13}",
+        "system", "runs", "median", "max", "target", "engine floor"
     );
-    for (system, mut times) in rows {
+    for (system, mut times, mut floor) in rows {
         times.sort();
+        floor.sort();
         let median = times[times.len() / 2];
         let max = times[times.len() - 1];
+        let floor = floor[floor.len() / 2];
         let target = target(system)
             .map(|t| format!("{:.1} s", t.as_secs_f64()))
             .unwrap_or_default();
         println!(
-            "{:<16} {:>5} {:>8.2} s {:>8.2} s {:>8}",
+            "{:<16} {:>5} {:>8.2} s {:>8.2} s {:>8} {:>11.2} s",
             system.name(),
             times.len(),
             median.as_secs_f64(),
             max.as_secs_f64(),
-            target
+            target,
+            floor.as_secs_f64()
         );
     }
     Ok(0)
 }
 
-async fn measure_all(env: &RunEnv, args: &Args) -> anyhow::Result<Vec<(System, Vec<Duration>)>> {
+type Row = (System, Vec<Duration>, Vec<Duration>);
+
+async fn measure_all(env: &RunEnv, args: &Args) -> anyhow::Result<Vec<Row>> {
     let mut rows = Vec::new();
     for &system in &args.systems {
-        let mut times = Vec::new();
+        let (mut times, mut floor) = (Vec::new(), Vec::new());
         for i in 0..args.runs {
             let cluster = env.start_cluster(system).await?;
             eprintln!("{system} #{}: ready in {:.2?}", i + 1, cluster.startup);
             times.push(cluster.startup);
             env.remove_cluster(&cluster).await?;
+            floor.push(engine_floor(env, cluster.nodes.len()).await?);
         }
-        rows.push((system, times));
+        rows.push((system, times, floor));
     }
     Ok(rows)
+}
+
+/// Time to start `n` bare containers concurrently (published port, no readiness wait).
+async fn engine_floor(env: &RunEnv, n: usize) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let specs = (0..n).map(|i| {
+        let spec = ContainerSpec::new(&format!("floor-{i}"), ["sleep", "infinity"]).port(9);
+        env.start_container(spec)
+    });
+    let mut nodes = Vec::new();
+    for node in futures::future::join_all(specs).await {
+        nodes.push(node?);
+    }
+    let elapsed = started.elapsed();
+    for node in &nodes {
+        env.remove(node).await?;
+    }
+    Ok(elapsed)
 }

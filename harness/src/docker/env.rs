@@ -348,6 +348,23 @@ impl RunEnv {
         }
     }
 
+    /// Freezes every process of the container (`docker pause`, the cgroup freezer). For one
+    /// process, send SIGSTOP to [`Node::host_pid`] instead.
+    pub async fn pause(&self, node: &Node) -> Result<(), DockerError> {
+        self.docker
+            .pause_container(&node.name)
+            .await
+            .map_err(DockerError::api(format!("pause container {}", node.name)))
+    }
+
+    /// Thaws a container frozen by [`Self::pause`].
+    pub async fn unpause(&self, node: &Node) -> Result<(), DockerError> {
+        self.docker
+            .unpause_container(&node.name)
+            .await
+            .map_err(DockerError::api(format!("unpause container {}", node.name)))
+    }
+
     /// Stops the container gracefully (SIGTERM, then SIGKILL after `grace`).
     pub async fn stop(&self, node: &Node, grace: Duration) -> Result<(), DockerError> {
         let options = StopContainerOptions {
