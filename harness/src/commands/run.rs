@@ -44,6 +44,10 @@ pub struct Args {
     /// What a worker does when it cannot confirm its lease: stop or continue.
     #[arg(long)]
     pub discipline: Option<String>,
+    /// Bugs to plant in the in-memory provider (expires-early, release-without-owner-check,
+    /// tokens-not-monotonic): for exercising the pipeline, not for judging a real lock.
+    #[arg(long, value_delimiter = ',')]
+    pub memory_bugs: Option<Vec<String>>,
     /// Where runs are stored.
     #[arg(long, default_value = "results/runs")]
     pub runs: PathBuf,
@@ -66,6 +70,7 @@ impl Args {
             seed: self.seed,
             fail_on: self.fail_on.clone(),
             discipline: self.discipline.clone(),
+            memory_bugs: self.memory_bugs.clone(),
             ..RawTest::default()
         }
     }

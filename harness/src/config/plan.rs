@@ -98,12 +98,30 @@ pub enum Discipline {
     Continue,
 }
 
+impl Discipline {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Discipline::Stop => "stop",
+            Discipline::Continue => "continue",
+        }
+    }
+}
+
 /// Where lease renewal runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Renewal {
     Background,
     Inline,
+}
+
+impl Renewal {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Renewal::Background => "background",
+            Renewal::Inline => "inline",
+        }
+    }
 }
 
 /// A fully resolved, valid test.
@@ -143,6 +161,9 @@ pub struct TestPlan {
     /// After the final heal: how long every worker has to acquire once (liveness).
     pub recovery: Dur,
     pub image: String,
+    /// Bugs planted in the in-memory lock service (provider `memory` only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub memory_bugs: Vec<String>,
 }
 
 impl TestPlan {
@@ -156,6 +177,9 @@ impl TestPlan {
             cmd.push_str(" --nemesis none");
         } else {
             cmd.push_str(&format!(" --nemesis {}", self.nemesis.join(",")));
+        }
+        if !self.memory_bugs.is_empty() {
+            cmd.push_str(&format!(" --memory-bugs {}", self.memory_bugs.join(",")));
         }
         if self.workload == Workload::Counter {
             cmd.push_str(" --workload counter");

@@ -35,13 +35,44 @@ pub struct RawTest {
     pub recovery_slack: Option<Dur>,
     pub recovery: Option<Dur>,
     pub image: Option<String>,
+    pub memory_bugs: Option<Vec<String>>,
 }
 
 impl RawTest {
-    /// Overlays `other` (the command line) on `self` (the file): a flag given wins.
+    /// Overlays `other` (the command line) on `self` (the file): a flag given wins. `other` is
+    /// destructured exhaustively, so a new field cannot be forgotten here.
     pub fn overlay(mut self, other: RawTest) -> RawTest {
+        let RawTest {
+            name,
+            provider,
+            recipe,
+            resource,
+            workload,
+            counter_store,
+            workers,
+            ttl,
+            renew_interval,
+            session_timeout,
+            op_timeout,
+            discipline,
+            renewal,
+            time_limit,
+            work,
+            writes_per_hold,
+            keys,
+            lock,
+            nemesis,
+            nemesis_interval,
+            fault_duration,
+            seed,
+            fail_on,
+            recovery_slack,
+            recovery,
+            image,
+            memory_bugs,
+        } = other;
         macro_rules! take {
-            ($($f:ident),*) => { $( if other.$f.is_some() { self.$f = other.$f; } )* };
+            ($($f:ident),*) => { $( if $f.is_some() { self.$f = $f; } )* };
         }
         take!(
             name,
@@ -69,7 +100,8 @@ impl RawTest {
             fail_on,
             recovery_slack,
             recovery,
-            image
+            image,
+            memory_bugs
         );
         self
     }

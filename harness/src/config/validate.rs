@@ -288,6 +288,33 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         ));
     }
 
+    let memory_bugs = raw.memory_bugs.unwrap_or_default();
+    if !memory_bugs.is_empty() && provider != Provider::Memory {
+        return Err(err(
+            "memory_bugs",
+            "bugs can only be planted in the memory provider; add provider: memory",
+        ));
+    }
+    for bug in &memory_bugs {
+        if !crate::run::in_process::MEMORY_BUGS.contains(&bug.as_str()) {
+            return Err(err(
+                "memory_bugs",
+                format!(
+                    "unknown bug {bug:?}; use any of {}",
+                    crate::run::in_process::MEMORY_BUGS.join(", ")
+                ),
+            ));
+        }
+    }
+    if provider == Provider::Memory
+        && !["strict", "strict-idempotent", "none"].contains(&resource.as_str())
+    {
+        return Err(err(
+            "resource",
+            "the memory provider writes to an in-process register: use strict or none",
+        ));
+    }
+
     Ok(TestPlan {
         name,
         provider,
@@ -315,6 +342,7 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         recovery_slack,
         recovery,
         image: raw.image.unwrap_or_else(default_image),
+        memory_bugs,
     })
 }
 

@@ -18,6 +18,7 @@
 //! Steps 9–10 also run when recording failed part-way: what was recorded is checked and kept.
 
 pub mod deploy;
+pub mod in_process;
 pub mod live;
 pub mod prepare;
 pub mod progress;
@@ -79,7 +80,13 @@ pub fn execute(plan: TestPlan, options: &Options) -> anyhow::Result<u8> {
         .build()
         .context("starting the async runtime")?;
     // 2–8
-    let recorded = runtime.block_on(record::record(&plan, &dir, &log, &mut progress, &faults));
+    let recorded = runtime.block_on(async {
+        if plan.provider == crate::config::Provider::Memory {
+            in_process::record(&plan, &dir, &log, &mut progress).await
+        } else {
+            record::record(&plan, &dir, &log, &mut progress, &faults).await
+        }
+    });
     if let Err(e) = &recorded {
         log.line(&format!("recording failed: {e:#}"));
     }

@@ -1,0 +1,220 @@
+//! `fencecheck run` end to end against real containers (issue "fencecheck run"): the default
+//! test keeps the promise (stale writes rejected, run valid, concurrent holders observed); the
+//! same test against an unfenced resource fails with `stale-accepted-write`; `redis-lock-del`
+//! fails with `double-release`; Ctrl-C keeps a checkable partial history and leaves nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_fencecheck")
+}
+
+fn runs_root(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fc-run-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn run(root: &Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .arg("run")
+        .arg("--quiet")
+        .arg("--runs")
+        .arg(root)
+        .args(args)
+        .output()
+        .expect("fencecheck runs")
+}
+
+fn latest(root: &Path) -> PathBuf {
+    std::fs::canonicalize(root.join("latest")).expect("results/runs/latest points at the run")
+}
+
+fn results(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).expect("results.json"))
+        .expect("results.json is JSON")
+}
+
+fn kinds(results: &serde_json::Value) -> Vec<String> {
+    results["anomalies"]
+        .as_array()
+        .expect("anomalies")
+        .iter()
+        .map(|a| a["kind"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn labelled(run_id: &str) -> String {
+    let out = Command::new("docker")
+        .args([
+            "ps",
+            "-aq",
+            "--filter",
+            &format!("label=fencecheck.run={run_id}"),
+        ])
+        .output()
+        .expect("docker ps");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn explain(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn the_default_test_rejects_stale_writes_and_is_valid() {
+    let root = runs_root("default");
+    let out = run(&root, &["--time-limit", "14s", "--seed", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&out));
+    let dir = latest(&root);
+    for file in [
+        "test.yaml",
+        "history.jsonl",
+        "resource.jsonl",
+        "results.json",
+        "report.html",
+        "junit.xml",
+    ] {
+        assert!(
+            dir.join(file).is_file(),
+            "{file} missing in {}",
+            dir.display()
+        );
+    }
+    let r = results(&dir);
+    assert_eq!(r["valid"], true);
+    assert!(kinds(&r).contains(&"concurrent-holders".to_string()), "{r}");
+    let resource = std::fs::read_to_string(dir.join("resource.jsonl")).unwrap();
+    assert!(
+        resource.contains("rejected-stale-fence"),
+        "the paused holder's late write reached the resource and was rejected"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("verdict: VALID"));
+    assert_eq!(
+        labelled("etcd-lease-strict-pause-holder"),
+        "",
+        "containers left behind"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn an_unfenced_resource_accepts_the_stale_write_and_fails() {
+    let root = runs_root("none");
+    let out = run(
+        &root,
+        &["--resource", "none", "--time-limit", "14s", "--seed", "1"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", explain(&out));
+    let r = results(&latest(&root));
+    assert_eq!(r["valid"], false);
+    assert!(
+        kinds(&r).contains(&"stale-accepted-write".to_string()),
+        "{r}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("re-run:  fencecheck run") && stdout.contains("--seed 1"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn a_plain_del_release_frees_someone_elses_lock() {
+    let root = runs_root("del");
+    let out = run(
+        &root,
+        &[
+            "--recipe",
+            "redis-lock-del",
+            "--time-limit",
+            "14s",
+            "--seed",
+            "1",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", explain(&out));
+    let r = results(&latest(&root));
+    assert!(kinds(&r).contains(&"double-release".to_string()), "{r}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn bad_flags_exit_3_before_anything_starts() {
+    let root = runs_root("bad");
+    let out = run(&root, &["--ttl", "0s"]);
+    assert_eq!(out.status.code(), Some(3), "{}", explain(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("ttl"),
+        "{}",
+        explain(&out)
+    );
+    let out = run(&root, &["--recipe", "zk-lock", "--nemesis", "failover"]);
+    assert_eq!(out.status.code(), Some(3), "{}", explain(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("failover"),
+        "{}",
+        explain(&out)
+    );
+    assert!(!root.exists(), "a rejected test creates no run directory");
+}
+
+#[test]
+fn ctrl_c_heals_tears_down_and_keeps_a_checkable_history() {
+    let root = runs_root("sigint");
+    let mut child = Command::new(bin())
+        .args(["run", "--quiet", "--time-limit", "60s", "--seed", "5"])
+        .arg("--runs")
+        .arg(&root)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("fencecheck starts");
+    let started = Instant::now();
+    // Wait until the workload is recording, and a fault is likely in force.
+    let history = loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the run never started its workload"
+        );
+        if let Ok(dir) = std::fs::canonicalize(root.join("latest")) {
+            let h = dir.join("history.jsonl");
+            if std::fs::read_to_string(&h).is_ok_and(|t| t.contains("start-pause-holder")) {
+                break h;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("SIGINT");
+    let status = child.wait().expect("waits");
+    assert_ne!(status.code(), Some(0), "an interrupted run is not a pass");
+    assert_eq!(
+        labelled("etcd-lease-strict-pause-holder"),
+        "",
+        "containers left behind after Ctrl-C"
+    );
+    let dir = history.parent().unwrap();
+    let check = Command::new(bin())
+        .arg("check")
+        .arg(dir)
+        .output()
+        .expect("check runs");
+    assert!(
+        matches!(check.status.code(), Some(0..=2)),
+        "the partial history is checkable: {}",
+        explain(&check)
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
