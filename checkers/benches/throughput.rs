@@ -70,7 +70,10 @@ fn gen(dir: &Path, events: u64) {
     });
     h.flush().expect("flush");
     r.flush().expect("flush");
-    println!("generated {nh} history events and {nr} resource entries in {}", dir.display());
+    println!(
+        "generated {nh} history events and {nr} resource entries in {}",
+        dir.display()
+    );
 }
 
 fn report(what: &str, lines: u64, wall: Duration, cpu: Duration) {
@@ -95,7 +98,10 @@ fn check(dir: &Path) {
         let v = engine.finish();
         let (wall, c) = (w0.elapsed(), cpu() - c0);
         lines = nh + nr;
-        assert!(v.anomalies.is_empty(), "a generated valid history must check valid");
+        assert!(
+            v.anomalies.is_empty(),
+            "a generated valid history must check valid"
+        );
         if best.is_none_or(|(_, bc)| c < bc) {
             best = Some((wall, c));
         }
@@ -109,15 +115,49 @@ fn check(dir: &Path) {
         Ok(())
     })
     .expect("history");
-    report("read lines only (memchr + UTF-8 check), history", n, w0.elapsed(), cpu() - c0);
+    report(
+        "read lines only (memchr + UTF-8 check), history",
+        n,
+        w0.elapsed(),
+        cpu() - c0,
+    );
     let (w0, c0) = (Instant::now(), cpu());
     let mut n = 0u64;
-    for_each_line(&h, |_, l| {
-        EventRef::parse(l).map(|_| n += 1)
-    })
-    .expect("history");
-    report("parse only, history (fast path)", n, w0.elapsed(), cpu() - c0);
+    for_each_line(&h, |_, l| EventRef::parse(l).map(|_| n += 1)).expect("history");
+    report(
+        "parse only, history (fast path)",
+        n,
+        w0.elapsed(),
+        cpu() - c0,
+    );
     println!("peak RSS (VmHWM): {}", vm_hwm());
+    // Check alone, on events already in memory (this needs the whole history in RAM, so it
+    // runs after the peak-RSS figure above).
+    let mut events = Vec::new();
+    stream_history(&h, |e| events.push(owned(e))).expect("history");
+    let (w0, c0) = (Instant::now(), cpu());
+    let mut engine = Engine::new(&cfg());
+    for e in &events {
+        engine.event(&e.as_ref());
+    }
+    let _ = engine.finish();
+    report(
+        "check only, history in memory",
+        events.len() as u64,
+        w0.elapsed(),
+        cpu() - c0,
+    );
+}
+
+fn owned(e: &EventRef<'_>) -> Event {
+    let s = |c: &Option<std::borrow::Cow<'_, str>>| c.as_deref().map(str::to_string);
+    let mut o = Event::new(e.time, e.process, e.kind, e.f.clone());
+    o.index = e.index;
+    (o.lock, o.owner, o.lease, o.key, o.op_id) =
+        (s(&e.lock), s(&e.owner), s(&e.lease), s(&e.key), s(&e.op_id));
+    (o.token, o.result, o.highest_before) = (e.token, e.result, e.highest_before);
+    o.value = e.int_value.map(Into::into);
+    o
 }
 
 fn serde(dir: &Path) {
@@ -133,13 +173,26 @@ fn serde(dir: &Path) {
         lines += 1;
     }
     let _ = engine.finish();
-    report("parse + check (serde_json owned Event)", lines, w0.elapsed(), cpu() - c0);
+    report(
+        "parse + check (serde_json owned Event)",
+        lines,
+        w0.elapsed(),
+        cpu() - c0,
+    );
     println!("peak RSS (VmHWM): {}", vm_hwm());
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
-    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
         ["gen", dir, n] => gen(Path::new(dir), n.parse().expect("event count")),
         ["check", dir] => check(Path::new(dir)),
         ["serde", dir] => serde(Path::new(dir)),

@@ -3,7 +3,7 @@
 //! always gives the same findings. Streaming (one event at a time) keeps memory bounded by what a
 //! checker must remember (open holds, pending operations), not by the history's length.
 
-use results::{Anomaly, AnomalyKind, Diagnosis, EventRef, Evidence, ResourceRef};
+use results::{Anomaly, AnomalyKind, Diagnosis, EventRef, Evidence, OpType, ResourceRef, F};
 
 /// How many anomalies of one kind keep their full evidence; the rest are only counted, so a
 /// thoroughly broken run cannot exhaust memory with millions of evidence packets.
@@ -68,10 +68,65 @@ impl Findings {
     }
 }
 
+/// Which history events a checker needs: a set of operations (`f`), plus "every `info`"
+/// (a retired process ends its holds whatever the operation). The engine skips the checker for
+/// other events, so a checker must not depend on seeing them (time alone included: a deadline
+/// is judged at the next event it sees, or at the end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interests(pub u16);
+
+impl Interests {
+    pub const ACQUIRE: Interests = Interests(1);
+    pub const WRITE: Interests = Interests(1 << 1);
+    pub const RELEASE: Interests = Interests(1 << 2);
+    pub const READ: Interests = Interests(1 << 3);
+    pub const INCREMENT: Interests = Interests(1 << 4);
+    pub const LEASE_LOST: Interests = Interests(1 << 5);
+    pub const EXIT: Interests = Interests(1 << 6);
+    pub const NEMESIS: Interests = Interests(1 << 7);
+    pub const ANY_INFO: Interests = Interests(1 << 8);
+    pub const ALL: Interests = Interests(u16::MAX);
+
+    /// The bits an event carries.
+    pub fn of(e: &EventRef<'_>) -> Interests {
+        let f = match e.f {
+            F::Acquire => Self::ACQUIRE,
+            F::Write => Self::WRITE,
+            F::Release => Self::RELEASE,
+            F::Read => Self::READ,
+            F::Increment => Self::INCREMENT,
+            F::LeaseLost => Self::LEASE_LOST,
+            F::Exit => Self::EXIT,
+            F::Start(_) | F::Stop(_) => Self::NEMESIS,
+        };
+        if e.kind == OpType::Info {
+            f | Self::ANY_INFO
+        } else {
+            f
+        }
+    }
+
+    pub fn meets(self, other: Interests) -> bool {
+        self.0 & other.0 != 0
+    }
+}
+
+impl std::ops::BitOr for Interests {
+    type Output = Interests;
+    fn bitor(self, o: Interests) -> Interests {
+        Interests(self.0 | o.0)
+    }
+}
+
 /// One anomaly kind's checker.
 pub trait Checker {
     /// The kind it reports (every anomaly it pushes has this kind).
     fn kind(&self) -> AnomalyKind;
+
+    /// The history events it needs (default: all).
+    fn interests(&self) -> Interests {
+        Interests::ALL
+    }
 
     /// One history event, in file order.
     fn event(&mut self, e: &EventRef<'_>, out: &mut Findings);

@@ -3,7 +3,7 @@
 //! decide, panicked, or the history is empty) > Valid. A checker that panics is caught, stopped,
 //! and named in the verdict; the run is then unknown rather than crashed.
 
-use crate::checker::{Checker, End, Findings, Outcome, ResourceLog};
+use crate::checker::{Checker, End, Findings, Interests, Outcome, ResourceLog};
 use results::store::CheckConfig;
 use results::{AnomalyKind, Event, EventRef, ResourceEntry, ResourceRef, Validity, Verdict};
 use serde_json::json;
@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 struct Slot {
+    interests: Interests,
     checker: Box<dyn Checker>,
     findings: Findings,
     panicked: Option<String>,
@@ -55,6 +56,7 @@ impl Engine {
             slots: checkers
                 .into_iter()
                 .map(|checker| Slot {
+                    interests: checker.interests(),
                     findings: Findings::new(checker.kind()),
                     checker,
                     panicked: None,
@@ -72,8 +74,9 @@ impl Engine {
     pub fn event(&mut self, e: &EventRef<'_>) {
         self.events += 1;
         self.last_time = Some(self.last_time.map_or(e.time, |t| t.max(e.time)));
+        let bits = Interests::of(e);
         for slot in &mut self.slots {
-            if slot.panicked.is_some() {
+            if !slot.interests.meets(bits) || slot.panicked.is_some() {
                 continue;
             }
             let (c, out) = (&mut slot.checker, &mut slot.findings);

@@ -11,8 +11,8 @@
 //!
 //! Memory is the open holds plus one pending acquire per process.
 
-use results::{EventRef, OpType, Process, F};
 use crate::hashing::FastMap;
+use results::{EventRef, OpType, Process, F};
 
 /// One certain hold.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,7 +19,7 @@ pub mod kinds;
 pub mod synth;
 pub mod testkit;
 
-pub use checker::{Checker, End, Findings, Outcome, ResourceLog};
+pub use checker::{Checker, End, Findings, Interests, Outcome, ResourceLog};
 pub use engine::{check, check_stream, Engine};
 pub use results::store::CheckConfig;
 pub use results::Verdict;

@@ -3,7 +3,7 @@
 //! Sound by construction of [`HoldBook`]: only certain holds (acquire `ok`) count, so an `info`
 //! acquire that may have happened never produces a report.
 
-use crate::checker::{Checker, End, Findings, Outcome};
+use crate::checker::{Checker, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::holds::HoldBook;
 use results::{AnomalyKind, EventRef, Evidence};
@@ -19,6 +19,14 @@ pub struct ConcurrentHolders {
 impl Checker for ConcurrentHolders {
     fn kind(&self) -> AnomalyKind {
         AnomalyKind::ConcurrentHolders
+    }
+
+    fn interests(&self) -> Interests {
+        Interests::ACQUIRE
+            | Interests::RELEASE
+            | Interests::LEASE_LOST
+            | Interests::EXIT
+            | Interests::ANY_INFO
     }
 
     fn event(&mut self, e: &EventRef<'_>, out: &mut Findings) {

@@ -6,13 +6,13 @@
 //! A release rejected as not-owner is the correct behaviour and never reported. Memory: the
 //! open holds, plus each live process's latest acquisition per lock and its pending release.
 
-use crate::checker::{Checker, End, Findings, Outcome};
+use crate::checker::{Checker, End, Findings, Interests, Outcome};
 use crate::diagnosis;
+use crate::hashing::FastMap;
 use crate::holds::HoldBook;
 use crate::kinds::concurrent_holders::fmt_token;
 use results::{AnomalyKind, EventRef, Evidence, OpResult, OpType, Process, F};
 use serde_json::json;
-use crate::hashing::FastMap;
 
 #[derive(Debug, Clone)]
 struct Acq {
@@ -30,6 +30,8 @@ struct PendingRelease {
     lock: String,
     index: u64,
     time: u64,
+    /// False once completed (the entry is kept to reuse its buffer).
+    active: bool,
 }
 
 /// See the module doc.
@@ -47,43 +49,75 @@ impl Checker for DoubleRelease {
         AnomalyKind::DoubleRelease
     }
 
+    fn interests(&self) -> Interests {
+        Interests::ACQUIRE
+            | Interests::RELEASE
+            | Interests::LEASE_LOST
+            | Interests::EXIT
+            | Interests::ANY_INFO
+    }
+
     fn event(&mut self, e: &EventRef<'_>, out: &mut Findings) {
         if let Process::Worker(p) = e.process {
             match (&e.f, e.kind) {
                 (F::Acquire, OpType::Ok) => {
-                    if let Some(lock) = self.book.acquire_lock(e).map(str::to_string) {
+                    if let Some(lock) = self.book.acquire_lock(e) {
                         let list = self.acqs.entry(p).or_default();
-                        list.retain(|a| a.lock != lock);
-                        list.push(Acq {
-                            lock,
+                        let acq = Acq {
+                            lock: String::new(),
                             owner: e.owner.as_deref().map(str::to_string),
                             lease: e.lease.as_deref().map(str::to_string),
                             token: e.token,
                             index: e.index,
                             time: e.time,
                             released_at: None,
-                        });
+                        };
+                        match list.iter_mut().find(|a| a.lock == lock) {
+                            Some(a) => {
+                                *a = Acq {
+                                    lock: std::mem::take(&mut a.lock),
+                                    ..acq
+                                }
+                            }
+                            None => list.push(Acq {
+                                lock: lock.to_string(),
+                                ..acq
+                            }),
+                        }
                     }
                 }
                 (F::Release, OpType::Invoke) => {
                     if let Some(lock) = &e.lock {
-                        self.pending.insert(
-                            p,
-                            PendingRelease {
-                                lock: lock.to_string(),
-                                index: e.index,
-                                time: e.time,
-                            },
-                        );
+                        let rel = self.pending.entry(p).or_insert_with(|| PendingRelease {
+                            lock: String::new(),
+                            index: 0,
+                            time: 0,
+                            active: false,
+                        });
+                        if rel.lock != *lock {
+                            rel.lock.clear();
+                            rel.lock.push_str(lock);
+                        }
+                        (rel.index, rel.time, rel.active) = (e.index, e.time, true);
                     }
                 }
                 (F::Release, OpType::Ok) if e.result != Some(OpResult::ReleaseRejectedNotOwner) => {
                     self.releases += 1;
-                    if let Some(rel) = self.pending.remove(&p) {
-                        self.released(p, rel, e, out);
+                    if let Some(rel) = self.pending.get_mut(&p).filter(|r| r.active) {
+                        rel.active = false;
+                        let lock = std::mem::take(&mut rel.lock);
+                        let invoked = (rel.index, rel.time);
+                        self.released(p, &lock, invoked, e, out);
+                        if let Some(rel) = self.pending.get_mut(&p) {
+                            rel.lock = lock;
+                        }
                     }
                 }
-                (F::Release, _) => drop(self.pending.remove(&p)),
+                (F::Release, _) => {
+                    if let Some(rel) = self.pending.get_mut(&p) {
+                        rel.active = false;
+                    }
+                }
                 (F::Exit, _) | (_, OpType::Info) => {
                     self.acqs.remove(&p);
                     self.pending.remove(&p);
@@ -104,11 +138,18 @@ impl Checker for DoubleRelease {
 }
 
 impl DoubleRelease {
-    fn released(&mut self, p: u32, rel: PendingRelease, e: &EventRef<'_>, out: &mut Findings) {
+    fn released(
+        &mut self,
+        p: u32,
+        lock: &str,
+        (rel_index, rel_time): (u64, u64),
+        e: &EventRef<'_>,
+        out: &mut Findings,
+    ) {
         let Some(acq) = self
             .acqs
             .get_mut(&p)
-            .and_then(|l| l.iter_mut().find(|a| a.lock == rel.lock))
+            .and_then(|l| l.iter_mut().find(|a| a.lock == lock))
         else {
             return; // a release of nothing this process certainly acquired
         };
@@ -122,8 +163,8 @@ impl DoubleRelease {
         };
         evidence.other.insert("process".into(), json!(p));
         if let Some(first) = acq.released_at {
-            evidence.indices = vec![acq.index, first, rel.index, e.index];
-            evidence.times = vec![acq.time, rel.time, e.time];
+            evidence.indices = vec![acq.index, first, rel_index, e.index];
+            evidence.times = vec![acq.time, rel_time, e.time];
             let summary = format!(
                 "process {p} released lock {} (lease {}) twice: first at index {first}, again at index {}",
                 acq.lock,
@@ -140,10 +181,10 @@ impl DoubleRelease {
             .book
             .open(&acq.lock)
             .iter()
-            .find(|h| h.process != p && h.index > acq.index && h.index < rel.index)
+            .find(|h| h.process != p && h.index > acq.index && h.index < rel_index)
         {
-            evidence.indices = vec![acq.index, h.index, rel.index, e.index];
-            evidence.times = vec![acq.time, h.time, rel.time, e.time];
+            evidence.indices = vec![acq.index, h.index, rel_index, e.index];
+            evidence.times = vec![acq.time, h.time, rel_time, e.time];
             evidence
                 .other
                 .insert("holder_process".into(), json!(h.process));

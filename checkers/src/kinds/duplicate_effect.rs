@@ -6,12 +6,12 @@
 //! plus the first seq/time/token (40 bytes per accepted write, no strings); two different op_ids
 //! colliding is about 2^-128 per pair, far below any other error in the pipeline.
 
-use crate::checker::{Checker, End, Findings, Outcome};
+use crate::checker::{Checker, End, Findings, Interests, Outcome};
 use crate::diagnosis;
+use crate::hashing::FastMap;
 use crate::kinds::resource_presence::Presence;
 use results::{AnomalyKind, EventRef, Evidence, ResourceRef};
 use serde_json::json;
-use crate::hashing::FastMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 fn fingerprint(op_id: &str) -> u128 {
@@ -34,6 +34,10 @@ pub struct DuplicateEffect {
 impl Checker for DuplicateEffect {
     fn kind(&self) -> AnomalyKind {
         AnomalyKind::DuplicateEffect
+    }
+
+    fn interests(&self) -> Interests {
+        Interests::WRITE
     }
 
     fn event(&mut self, e: &EventRef<'_>, _out: &mut Findings) {

@@ -9,13 +9,13 @@
 //! kinds. At the resource, per key, only the leases that wrote the highest accepted token are
 //! remembered.
 
-use crate::checker::{Checker, End, Findings, Outcome};
+use crate::checker::{Checker, End, Findings, Interests, Outcome};
 use crate::diagnosis;
+use crate::hashing::FastMap;
 use crate::holds::PendingAcquires;
 use crate::kinds::token_regression::{token_outcome, Acquired};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, ResourceRef, F};
 use serde_json::json;
-use crate::hashing::FastMap;
 use std::rc::Rc;
 
 #[derive(Debug, Default)]
@@ -49,6 +49,10 @@ impl Checker for DuplicateToken {
         AnomalyKind::DuplicateToken
     }
 
+    fn interests(&self) -> Interests {
+        Interests::ACQUIRE | Interests::EXIT | Interests::ANY_INFO
+    }
+
     fn event(&mut self, e: &EventRef<'_>, out: &mut Findings) {
         match (e.process, &e.f) {
             (Process::Worker(p), F::Acquire) => self.acquire(p, e, out),
@@ -69,18 +73,22 @@ impl Checker for DuplicateToken {
             return;
         };
         self.with_token += u64::from(self.with_token == 0);
-        let entry = (r.lease.to_string(), r.owner.to_string(), r.seq, r.time);
         let Some(k) = self.keys.get_mut(r.key.as_ref()) else {
-            let leases = vec![entry];
+            let leases = vec![(r.lease.to_string(), r.owner.to_string(), r.seq, r.time)];
             self.keys
                 .insert(r.key.to_string(), KeyTokens { token: t, leases });
             return;
         };
         if t > k.token {
-            *k = KeyTokens {
-                token: t,
-                leases: vec![entry],
-            };
+            // Reuse the first slot's buffers: a new token per hold must not cost allocations.
+            k.token = t;
+            k.leases.truncate(1);
+            let first = &mut k.leases[0];
+            first.0.clear();
+            first.0.push_str(&r.lease);
+            first.1.clear();
+            first.1.push_str(&r.owner);
+            (first.2, first.3) = (r.seq, r.time);
         } else if t == k.token && !k.leases.iter().any(|l| l.0 == r.lease) {
             let first = &k.leases[0];
             let summary = format!(
@@ -106,7 +114,8 @@ impl Checker for DuplicateToken {
             );
             out.push(summary, evidence, diagnosis::duplicate_token_resource(obs));
             if k.leases.len() < 8 {
-                k.leases.push(entry);
+                k.leases
+                    .push((r.lease.to_string(), r.owner.to_string(), r.seq, r.time));
             }
         }
     }

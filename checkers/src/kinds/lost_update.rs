@@ -6,11 +6,11 @@
 //! widen the allowed range instead of narrowing it. Memory: three counters per key and one
 //! pending read per process.
 
-use crate::checker::{Checker, End, Findings, Outcome};
+use crate::checker::{Checker, End, Findings, Interests, Outcome};
 use crate::diagnosis;
+use crate::hashing::FastMap;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
-use crate::hashing::FastMap;
 
 #[derive(Debug, Default, Clone, Copy)]
 struct Counts {
@@ -32,6 +32,10 @@ pub struct LostUpdate {
 impl Checker for LostUpdate {
     fn kind(&self) -> AnomalyKind {
         AnomalyKind::LostUpdate
+    }
+
+    fn interests(&self) -> Interests {
+        Interests::READ | Interests::INCREMENT | Interests::EXIT | Interests::ANY_INFO
     }
 
     fn event(&mut self, e: &EventRef<'_>, out: &mut Findings) {
@@ -123,9 +127,9 @@ impl Checker for LostUpdate {
 
 impl LostUpdate {
     fn counts(&mut self, key: &str) -> &mut Counts {
-        if !self.keys.contains_key(key) {
-            self.keys.insert(key.to_string(), Counts::default());
+        if self.keys.contains_key(key) {
+            return self.keys.get_mut(key).expect("checked above");
         }
-        self.keys.get_mut(key).expect("inserted above")
+        self.keys.entry(key.to_string()).or_default()
     }
 }

@@ -4,12 +4,12 @@
 //! and a stale token the resource *rejected* is fencing working, never an anomaly.
 //! Memory: the highest accepted write per key.
 
-use crate::checker::{Checker, End, Findings, Outcome};
+use crate::checker::{Checker, End, Findings, Interests, Outcome};
 use crate::diagnosis;
+use crate::hashing::FastMap;
 use crate::kinds::resource_presence::Presence;
 use results::{AnomalyKind, EventRef, Evidence, ResourceRef};
 use serde_json::json;
-use crate::hashing::FastMap;
 
 #[derive(Debug)]
 struct Highest {
@@ -30,6 +30,10 @@ pub struct StaleAcceptedWrite {
 impl Checker for StaleAcceptedWrite {
     fn kind(&self) -> AnomalyKind {
         AnomalyKind::StaleAcceptedWrite
+    }
+
+    fn interests(&self) -> Interests {
+        Interests::WRITE
     }
 
     fn event(&mut self, e: &EventRef<'_>, _out: &mut Findings) {
@@ -82,18 +86,26 @@ impl Checker for StaleAcceptedWrite {
             out.push(summary, evidence, diagnosis::stale_accepted_write(obs));
             return;
         }
-        let newer = h.is_none_or(|h| t > h.token);
-        if newer {
-            self.highest.insert(
-                r.key.to_string(),
-                Highest {
+        match self.highest.get_mut(r.key.as_ref()) {
+            // Updated in place: a new highest token per hold must not cost allocations.
+            Some(h) if t > h.token => {
+                (h.token, h.seq, h.time) = (t, r.seq, r.time);
+                h.owner.clear();
+                h.owner.push_str(&r.owner);
+                h.lease.clear();
+                h.lease.push_str(&r.lease);
+            }
+            Some(_) => {}
+            None => {
+                let h = Highest {
                     token: t,
                     seq: r.seq,
                     time: r.time,
                     owner: r.owner.to_string(),
                     lease: r.lease.to_string(),
-                },
-            );
+                };
+                self.highest.insert(r.key.to_string(), h);
+            }
         }
     }
 

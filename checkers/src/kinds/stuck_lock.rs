@@ -14,12 +14,12 @@
 //! acquire of the lock discharges it. A window still open when the history ends is not judged.
 //! Without a ttl in `test.yaml` the checker is not applicable. Memory: per lock a few numbers.
 
-use crate::checker::{Checker, End, Findings, Outcome};
+use crate::checker::{Checker, End, Findings, Interests, Outcome};
 use crate::diagnosis;
+use crate::hashing::{FastMap, FastSet};
 use crate::holds::HoldBook;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
-use crate::hashing::{FastMap, FastSet};
 use std::time::Duration;
 
 #[derive(Debug, Clone)]
@@ -142,6 +142,15 @@ impl Checker for StuckLock {
         AnomalyKind::StuckLock
     }
 
+    fn interests(&self) -> Interests {
+        Interests::ACQUIRE
+            | Interests::RELEASE
+            | Interests::LEASE_LOST
+            | Interests::EXIT
+            | Interests::NEMESIS
+            | Interests::ANY_INFO
+    }
+
     fn event(&mut self, e: &EventRef<'_>, out: &mut Findings) {
         if self.ttl.is_none() {
             return;
@@ -190,11 +199,15 @@ impl Checker for StuckLock {
                 }
             }
             (Process::Worker(p), F::Acquire, kind) => {
-                let Some(lock) = self.book.acquire_lock(e).map(str::to_string) else {
+                let Some(lock) = self.book.acquire_lock(e) else {
                     return self.book.apply(e, |_, _| {});
                 };
                 let slack = self.slack;
-                let l = self.locks.entry(lock.clone()).or_default();
+                let l = match self.locks.get_mut(lock) {
+                    Some(l) => l,
+                    None => self.locks.entry(lock.to_string()).or_default(),
+                };
+                let mut discharged = false;
                 match kind {
                     OpType::Invoke => {
                         l.attempts += 1;
@@ -206,15 +219,19 @@ impl Checker for StuckLock {
                     }
                     OpType::Ok => {
                         l.attempts = l.attempts.saturating_sub(1);
-                        l.obligation = None;
+                        discharged = l.obligation.take().is_some();
                     }
                     OpType::Fail | OpType::Info => l.attempts = l.attempts.saturating_sub(1),
                 }
                 l.last_attempt = Some(e.time);
                 if kind == OpType::Info {
-                    let why = format!("process {p}'s acquire ended info at index {}: it may hold the lock and is retired", e.index);
+                    let lock = lock.to_string();
+                    let why = format!(
+                        "process {p}'s acquire ended info at index {}: it may hold the lock and is retired",
+                        e.index
+                    );
                     self.oblige(&lock, why, e, None);
-                } else if kind == OpType::Ok {
+                } else if discharged {
                     self.recompute_deadline();
                 }
             }
@@ -244,9 +261,14 @@ impl Checker for StuckLock {
         self.book.apply(e, |_, _| {});
     }
 
-    fn finish(&mut self, _end: &End, _out: &mut Findings) -> Outcome {
+    fn finish(&mut self, end: &End, out: &mut Findings) -> Outcome {
         if self.ttl.is_none() {
             return Outcome::NotApplicable("test.yaml gives no ttl".into());
+        }
+        // Deadlines passed after the last event this checker saw are judged now: nothing it
+        // watches changed since, so the state is the state at the deadline.
+        if let Some(t) = end.last_time {
+            self.expire(t, out);
         }
         if self.locks.is_empty() {
             Outcome::NotApplicable("no lock was ever tried".into())

@@ -3,12 +3,12 @@
 //! `duplicate-token`, not twice. Not applicable when the recipe issues no tokens (Redlock).
 //! Memory: per lock the highest completed token, per process its pending acquire.
 
-use crate::checker::{Checker, End, Findings, Outcome};
+use crate::checker::{Checker, End, Findings, Interests, Outcome};
 use crate::diagnosis;
+use crate::hashing::FastMap;
 use crate::holds::PendingAcquires;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
-use crate::hashing::FastMap;
 use std::rc::Rc;
 
 /// A completed acquisition, as much as the token checkers report about it.
@@ -58,6 +58,10 @@ pub struct TokenRegression {
 impl Checker for TokenRegression {
     fn kind(&self) -> AnomalyKind {
         AnomalyKind::TokenRegression
+    }
+
+    fn interests(&self) -> Interests {
+        Interests::ACQUIRE | Interests::EXIT | Interests::ANY_INFO
     }
 
     fn event(&mut self, e: &EventRef<'_>, out: &mut Findings) {
