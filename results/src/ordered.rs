@@ -21,12 +21,14 @@ struct Cur<'a> {
 impl<'a> Cur<'a> {
     #[inline]
     fn lit(&mut self, l: &str) -> bool {
-        if self.s.as_bytes()[self.i..].starts_with(l.as_bytes()) {
-            self.i += l.len();
-            true
-        } else {
-            false
+        // A byte loop, not `starts_with`: these literals are short, and a libc memcmp call per
+        // key was a tenth of the parse time.
+        let (b, l) = (&self.s.as_bytes()[self.i..], l.as_bytes());
+        if b.len() < l.len() || b.iter().zip(l).any(|(x, y)| x != y) {
+            return false;
         }
+        self.i += l.len();
+        true
     }
 
     #[inline]
@@ -93,7 +95,7 @@ impl<'a> Cur<'a> {
         if !self.lit("}") {
             return None;
         }
-        self.s[self.i..].trim().is_empty().then_some(())
+        (self.i == self.s.len() || self.s[self.i..].trim().is_empty()).then_some(())
     }
 }
 

@@ -174,7 +174,7 @@ pub fn for_each_line(
         };
         let text =
             std::str::from_utf8(bytes).map_err(|e| parse_err(format!("not UTF-8 text: {e}")))?;
-        if text.trim().is_empty() {
+        if bytes.first() != Some(&b'{') && text.trim().is_empty() {
             return Ok(());
         }
         each(line_no, text).map_err(parse_err)?;
