@@ -117,7 +117,7 @@ async fn token_rule_hammer(kind: BackendKind, at: &Endpoints) -> Vec<results::Re
     entries
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn redis_fenced_against_real_redis() {
     let mut docker = Docker::new("redis");
     let redis = docker.redis();
@@ -140,7 +140,7 @@ async fn redis_fenced_against_real_redis() {
     assert_eq!(Docker::leftovers(&id), "", "containers left behind");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres_against_real_postgresql() {
     let mut docker = Docker::new("pg");
     let pg = docker.postgres();
@@ -195,7 +195,7 @@ async fn postgres_against_real_postgresql() {
     assert_eq!(Docker::leftovers(&id), "", "containers left behind");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn etcd_guard_against_real_etcd() {
     use WriteResult::*;
     let mut docker = Docker::new("etcd");

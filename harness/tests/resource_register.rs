@@ -34,7 +34,7 @@ async fn register(
     .unwrap()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn each_mode_decides_stale_and_newer_tokens_and_logs_every_decision() {
     use WriteResult::*;
     let dir = run_dir("modes");
@@ -84,7 +84,7 @@ async fn each_mode_decides_stale_and_newer_tokens_and_logs_every_decision() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn malformed_requests_get_an_error_and_the_server_keeps_serving() {
     let log = run_dir("malformed").join("resource.jsonl");
     let (_server, handle) = register(Mode::Strict, &log).await;
@@ -136,7 +136,7 @@ async fn malformed_requests_get_an_error_and_the_server_keeps_serving() {
     assert_eq!(read_log(&log).len(), 2, "nothing malformed was logged");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn eight_clients_with_random_tokens_re_decide_identically_from_the_log() {
     for mode in [Mode::Strict, Mode::StrictIdempotent, Mode::None] {
         let log = run_dir("hammer").join("resource.jsonl");
@@ -166,7 +166,7 @@ async fn eight_clients_with_random_tokens_re_decide_identically_from_the_log() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_restarted_register_recovers_its_state_and_seqs_from_its_log() {
     let log = run_dir("restart").join("resource.jsonl");
     {
@@ -204,4 +204,120 @@ async fn a_restarted_register_recovers_its_state_and_seqs_from_its_log() {
     let entries = read_log(&log);
     assert_eq!(entries.len(), 5);
     workloads::resource::rule::audit(&entries, Audit::Exact(Mode::StrictIdempotent)).unwrap();
+}
+
+/// A store that decides, then loses the reply for chosen op_ids (a timeout after commit).
+struct LosesReplies {
+    inner: workloads::resource::register::Register,
+    lose: std::sync::Mutex<std::collections::HashSet<String>>,
+    decided: std::sync::Mutex<std::collections::HashMap<(String, u64), WriteResult>>,
+}
+
+impl workloads::resource::Resource for LosesReplies {
+    fn decide<'a>(
+        &'a self,
+        w: &'a workloads::resource::WriteRequest,
+        attempt: u64,
+    ) -> futures::future::BoxFuture<
+        'a,
+        Result<workloads::resource::Decision, workloads::resource::ResourceError>,
+    > {
+        Box::pin(async move {
+            let d = self.inner.decide(w, attempt).await?;
+            self.decided
+                .lock()
+                .unwrap()
+                .insert((w.key.clone(), attempt), d.result);
+            if self.lose.lock().unwrap().remove(&w.op_id) {
+                return Err(workloads::resource::ResourceError::Backend {
+                    backend: "fake",
+                    message: "reply lost".into(),
+                });
+            }
+            Ok(d)
+        })
+    }
+
+    fn resolve<'a>(
+        &'a self,
+        w: &'a workloads::resource::WriteRequest,
+        attempt: u64,
+    ) -> futures::future::BoxFuture<
+        'a,
+        Result<Option<WriteResult>, workloads::resource::ResourceError>,
+    > {
+        let r = self
+            .decided
+            .lock()
+            .unwrap()
+            .get(&(w.key.clone(), attempt))
+            .copied();
+        Box::pin(async move { Ok(r) })
+    }
+
+    fn name(&self) -> &'static str {
+        "loses-replies"
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_write_the_store_decided_but_whose_reply_was_lost_is_logged_before_the_next_decision() {
+    use workloads::resource::start_with;
+    let log = run_dir("doubt").join("resource.jsonl");
+    let store = Arc::new(LosesReplies {
+        inner: workloads::resource::register::Register::new(Mode::Strict),
+        lose: std::sync::Mutex::new(["lost-9".to_string(), "lost-12".to_string()].into()),
+        decided: Default::default(),
+    });
+    {
+        let (_s, handle) = start_with(store.clone(), &log, RunClock::start(), "127.0.0.1:0")
+            .await
+            .unwrap();
+        let mut c = ResourceClient::connect(&handle.local_addr.to_string())
+            .await
+            .unwrap();
+        assert_eq!(
+            c.write(&write("k", Some(5), "a")).await.unwrap().result,
+            WriteResult::Accepted
+        );
+        assert!(
+            c.write(&write("k", Some(9), "lost-9")).await.is_err(),
+            "the reply was lost"
+        );
+        // The store accepted 9: a 7 must be stale, with highest_before 9, and the log must say why.
+        let r = c.write(&write("k", Some(7), "b")).await.unwrap();
+        assert_eq!(
+            (r.result, r.highest_before, r.seq),
+            (WriteResult::RejectedStaleFence, Some(9), 2)
+        );
+        // Lost again, and this time the resource dies before anyone asks.
+        assert!(c.write(&write("k", Some(12), "lost-12")).await.is_err());
+    }
+    let (_s, handle) = start_with(store.clone(), &log, RunClock::start(), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let mut c = ResourceClient::connect(&handle.local_addr.to_string())
+        .await
+        .unwrap();
+    let r = c.write(&write("k", Some(10), "c")).await.unwrap();
+    assert_eq!(
+        (r.result, r.highest_before, r.seq),
+        (WriteResult::RejectedStaleFence, Some(12), 4)
+    );
+    let entries = read_log(&log);
+    let ops: Vec<_> = entries
+        .iter()
+        .map(|e| (e.op_id.as_str(), e.result, e.highest_before))
+        .collect();
+    assert_eq!(
+        ops,
+        vec![
+            ("a", WriteResult::Accepted, None),
+            ("lost-9", WriteResult::Accepted, Some(5)),
+            ("b", WriteResult::RejectedStaleFence, Some(9)),
+            ("lost-12", WriteResult::Accepted, Some(9)),
+            ("c", WriteResult::RejectedStaleFence, Some(12)),
+        ]
+    );
+    workloads::resource::rule::audit(&entries, Audit::Exact(Mode::Strict)).unwrap();
 }

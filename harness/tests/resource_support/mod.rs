@@ -34,6 +34,11 @@ fn docker(args: &[&str]) -> Result<String, String> {
     }
 }
 
+/// SIGKILLs a container (usable from a blocking task: needs no `Docker`).
+pub fn docker_kill(container: &str) {
+    docker(&["kill", container]).unwrap();
+}
+
 /// One test's containers and network; everything is removed on drop.
 pub struct Docker {
     pub id: String,
@@ -130,7 +135,7 @@ impl Docker {
     }
 
     pub fn kill(&self, container: &str) {
-        docker(&["kill", container]).unwrap();
+        docker_kill(container);
     }
 
     pub fn start(&self, container: &str) {

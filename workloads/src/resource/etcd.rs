@@ -14,6 +14,9 @@
 //! is gone (the lease expired and nobody re-acquired). It never accepts a token below the fence
 //! while one lock guards a key, because create revisions only grow; the audit for this backend
 //! is therefore [`Audit::Guard`](super::rule::Audit::Guard).
+//!
+//! Both branches also put `last = <attempt>:accepted|rejected`, so that a decision whose reply
+//! was lost can be recovered (see [`super::doubt`]); this makes a rejection a write too.
 
 use etcd_client::{Client, Compare, CompareOp, ConnectOptions, Txn, TxnOp, TxnOpResponse};
 use futures::future::BoxFuture;
@@ -59,7 +62,7 @@ impl EtcdGuard {
         Ok(Self { client, mode })
     }
 
-    fn txn(&self, w: &WriteRequest) -> Result<Txn, ResourceError> {
+    fn txn(&self, w: &WriteRequest, attempt: u64) -> Result<Txn, ResourceError> {
         let (value, fence, op) = (
             key_of(&w.key, "value"),
             key_of(&w.key, "fence"),
@@ -67,9 +70,11 @@ impl EtcdGuard {
         );
         let json =
             serde_json::to_string(&w.value).map_err(|e| ResourceError::Invalid(e.to_string()))?;
+        let last = key_of(&w.key, "last");
         let mut then = vec![
             TxnOp::get(fence.clone(), None),
             TxnOp::put(value, json, None),
+            TxnOp::put(last.clone(), format!("{attempt}:accepted"), None),
         ];
         if let Some(t) = w.token {
             then.push(TxnOp::put(fence.clone(), pad(t), None));
@@ -89,11 +94,14 @@ impl EtcdGuard {
             CompareOp::Equal,
             t,
         )];
-        let mut otherwise = vec![TxnOp::get(fence, None)];
+        let mut otherwise = vec![
+            TxnOp::get(fence, None),
+            TxnOp::put(last, format!("{attempt}:rejected"), None),
+        ];
         if self.mode == Mode::StrictIdempotent {
             when.push(Compare::version(op.clone(), CompareOp::Equal, 0));
             then.push(TxnOp::put(op.clone(), "", None));
-            otherwise.push(TxnOp::get(op, None));
+            otherwise.insert(1, TxnOp::get(op, None));
         }
         Ok(Txn::new().when(when).and_then(then).or_else(otherwise))
     }
@@ -120,10 +128,14 @@ fn parse_fence(raw: Option<Vec<u8>>) -> Result<Option<u64>, ResourceError> {
 }
 
 impl Resource for EtcdGuard {
-    fn decide<'a>(&'a self, w: &'a WriteRequest) -> BoxFuture<'a, Result<Decision, ResourceError>> {
+    fn decide<'a>(
+        &'a self,
+        w: &'a WriteRequest,
+        attempt: u64,
+    ) -> BoxFuture<'a, Result<Decision, ResourceError>> {
         Box::pin(async move {
             check_token(self.mode, w.token).map_err(ResourceError::Invalid)?;
-            let txn = self.txn(w)?;
+            let txn = self.txn(w, attempt)?;
             let mut kv = self.client.kv_client();
             let resp = kv
                 .txn(txn)
@@ -153,6 +165,42 @@ impl Resource for EtcdGuard {
                 result,
                 highest_before,
                 store_order,
+            })
+        })
+    }
+
+    /// The txn put `<key>/last = <attempt>:accepted|rejected` in both branches; a rejected
+    /// attempt in mode strict-idempotent was a duplicate if its op key exists (it cannot have
+    /// been created since: writes to a key are serialized).
+    fn resolve<'a>(
+        &'a self,
+        w: &'a WriteRequest,
+        attempt: u64,
+    ) -> BoxFuture<'a, Result<Option<WriteResult>, ResourceError>> {
+        Box::pin(async move {
+            let kv = self.client.kv_client();
+            let get = |k: String| {
+                let mut kv = kv.clone();
+                async move {
+                    kv.get(k, None)
+                        .await
+                        .map(|r| r.kvs().first().map(|kv| kv.value().to_vec()))
+                        .map_err(|e| ResourceError::backend(NAME, e))
+                }
+            };
+            let last = get(key_of(&w.key, "last")).await?.unwrap_or_default();
+            let last = String::from_utf8_lossy(&last);
+            Ok(match last.split_once(':') {
+                Some((a, "accepted")) if a == attempt.to_string() => Some(WriteResult::Accepted),
+                Some((a, "rejected")) if a == attempt.to_string() => {
+                    let op = key_of(&w.key, &format!("ops/{}", w.op_id));
+                    if self.mode == Mode::StrictIdempotent && get(op).await?.is_some() {
+                        Some(WriteResult::RejectedDuplicate)
+                    } else {
+                        Some(WriteResult::RejectedStaleFence)
+                    }
+                }
+                _ => None,
             })
         })
     }

@@ -6,9 +6,14 @@
 //! A resource restarted after a kill reopens its log: a torn last line (the kill landed inside
 //! the write, so that decision was never acknowledged) is cut off, seqs continue after the last
 //! complete line, and the entries are handed back so that a stateless backend can rebuild itself.
+//!
+//! Per key the log also remembers how many decisions it holds and the highest accepted token:
+//! the count names the next decision on a key (its *attempt*, see [`super::doubt`]), and the
+//! highest is what a decision recovered from the store had as `highest_before`.
 
 use results::jsonl::{JsonlError, JsonlWriter};
 use results::{ResourceEntry, RunClock, WriteResult};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -18,7 +23,25 @@ use super::protocol::WriteRequest;
 pub struct DecisionLog {
     writer: JsonlWriter,
     clock: RunClock,
-    next_seq: Mutex<u64>,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    next_seq: u64,
+    /// key -> (decisions logged, highest accepted token)
+    keys: HashMap<String, (u64, Option<u64>)>,
+}
+
+impl State {
+    fn note(&mut self, key: &str, token: Option<u64>, accepted: bool) {
+        self.next_seq += 1;
+        let k = self.keys.entry(key.to_string()).or_default();
+        k.0 += 1;
+        if accepted {
+            k.1 = k.1.max(token);
+        }
+    }
 }
 
 impl DecisionLog {
@@ -59,10 +82,14 @@ impl DecisionLog {
                 entries.push(e);
             }
         }
+        let mut state = State::default();
+        for e in &entries {
+            state.note(&e.key, e.token, e.result.is_accepted());
+        }
         let log = DecisionLog {
             writer: JsonlWriter::append_to(path)?,
             clock,
-            next_seq: Mutex::new(entries.len() as u64),
+            state: Mutex::new(state),
         };
         Ok((log, entries))
     }
@@ -74,17 +101,31 @@ impl DecisionLog {
         result: WriteResult,
         highest_before: Option<u64>,
     ) -> Result<u64, JsonlError> {
-        let mut next = self.next_seq.lock().unwrap_or_else(|p| p.into_inner());
-        let seq = *next;
+        let mut state = self.state();
+        let seq = state.next_seq;
         self.writer
             .append(&write.entry(seq, self.clock.now(), result, highest_before))?;
-        *next += 1;
+        state.note(&write.key, write.token, result.is_accepted());
         Ok(seq)
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// How many decisions the log holds.
     pub fn len(&self) -> u64 {
-        *self.next_seq.lock().unwrap_or_else(|p| p.into_inner())
+        self.state().next_seq
+    }
+
+    /// How many decisions on `key` the log holds.
+    pub fn decisions_on(&self, key: &str) -> u64 {
+        self.state().keys.get(key).map_or(0, |k| k.0)
+    }
+
+    /// The highest token the log shows accepted for `key`.
+    pub fn highest(&self, key: &str) -> Option<u64> {
+        self.state().keys.get(key).and_then(|k| k.1)
     }
 
     pub fn is_empty(&self) -> bool {

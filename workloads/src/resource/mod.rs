@@ -7,11 +7,13 @@
 //! - [`register`]: the built-in backend, an in-memory map that rebuilds itself from the log.
 //! - [`etcd`], [`postgres`], [`redis`]: real stores that make the decision themselves.
 //! - [`open`]: building a backend or a whole server from the command line's words.
+//! - [`doubt`]: writes the store may have decided but the log does not show, and settling them.
 //! - [`log`]: the decision log (seq assignment, crash-safe append, recovery after a kill).
 //! - [`server`]: the TCP server that routes requests to a backend and logs each decision.
 //! - [`client`]: what workers (and tests, and the bench) use to send writes.
 
 pub mod client;
+pub mod doubt;
 pub mod etcd;
 pub mod log;
 pub mod open;
@@ -23,22 +25,35 @@ pub mod rule;
 pub mod server;
 
 pub use client::{ClientError, ResourceClient};
-pub use open::{open_backend, start_server, Endpoints};
+pub use open::{open_backend, start_server, start_with, Endpoints};
 pub use protocol::{Reply, Request, WriteReply, WriteRequest};
 pub use rule::{Decision, Mode};
 pub use server::{Server, ServerHandle};
 
 use futures::future::BoxFuture;
+use results::WriteResult;
 
 /// A store that decides fenced writes. The server calls `decide` for one key at a time (see
 /// [`server`]), so an implementation must be atomic against the store itself, not against itself.
 pub trait Resource: Send + Sync {
     /// Decides one write: applies it if the rule of `mode` allows, and reports the decision with
-    /// the highest token accepted for the key before it, as the store saw them.
+    /// the highest token accepted for the key before it, as the store saw them. The store also
+    /// records `attempt` (this decision's number among the key's decisions) for [`resolve`].
+    ///
+    /// [`resolve`]: Resource::resolve
     fn decide<'a>(
         &'a self,
         write: &'a WriteRequest,
+        attempt: u64,
     ) -> BoxFuture<'a, Result<Decision, ResourceError>>;
+
+    /// For a write whose reply was lost: did the store decide `attempt` of its key, and how?
+    /// `None` when it did not (or cannot have: the register's state died with it).
+    fn resolve<'a>(
+        &'a self,
+        write: &'a WriteRequest,
+        attempt: u64,
+    ) -> BoxFuture<'a, Result<Option<WriteResult>, ResourceError>>;
 
     /// The backend's name as the CLI spells it (`register`, `etcd-guard`, ...).
     fn name(&self) -> &'static str;

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::doubt::{settle, Intents};
 use super::log::DecisionLog;
 use super::rule::Mode;
 use super::server::{Server, ServerHandle};
@@ -71,8 +72,9 @@ pub async fn open_backend(
     }
 }
 
-/// Opens the log at `log_path` (recovering a previous life's entries), the backend, and binds
-/// `listen`. The server runs until the returned handle is dropped.
+/// Opens the log at `log_path` (recovering a previous life's entries), the backend, settles the
+/// writes a previous life left in doubt (`<log>.intents.jsonl`), and binds `listen`. The server
+/// runs until the returned handle is dropped.
 pub async fn start_server(
     kind: BackendKind,
     mode: Mode,
@@ -82,13 +84,32 @@ pub async fn start_server(
     listen: &str,
     patience: Duration,
 ) -> Result<(Arc<Server>, ServerHandle), ResourceError> {
-    let (log, recovered) =
-        DecisionLog::open(log_path, clock).map_err(|e| ResourceError::Invalid(e.to_string()))?;
+    let recovered = DecisionLog::open(log_path, clock).map_err(invalid)?.1;
     let resource = open_backend(kind, mode, at, &recovered, patience).await?;
-    let server = Server::new(resource, log);
+    start_with(resource, log_path, clock, listen).await
+}
+
+/// [`start_server`] with a backend the caller built (a fake in tests).
+pub async fn start_with(
+    resource: Arc<dyn Resource>,
+    log_path: &Path,
+    clock: RunClock,
+    listen: &str,
+) -> Result<(Arc<Server>, ServerHandle), ResourceError> {
+    let (log, _) = DecisionLog::open(log_path, clock).map_err(invalid)?;
+    let (intents, candidates) = Intents::open(&Intents::path_for(log_path)).map_err(invalid)?;
+    // A previous life may have died with writes the store decided but the log lacks.
+    for intent in &candidates {
+        settle(resource.as_ref(), &log, intent).await?;
+    }
+    let server = Server::new(resource, log, intents);
     let handle = server
         .bind(listen)
         .await
         .map_err(|e| ResourceError::Invalid(format!("cannot listen on {listen}: {e}")))?;
     Ok((server, handle))
+}
+
+fn invalid(e: results::jsonl::JsonlError) -> ResourceError {
+    ResourceError::Invalid(e.to_string())
 }

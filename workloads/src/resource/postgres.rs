@@ -8,6 +8,8 @@
 //! (`SELECT ... FOR UPDATE`), which makes `highest_before` exactly the value the UPDATE compares
 //! against and gives every decision on a key its number `n` (reported as `store_order`; the
 //! ledger `fence_ledger(key, n, ...)` is PostgreSQL's own record of the order it decided in).
+//! The ledger also keeps each decision's `attempt`, so that a decision whose reply was lost can
+//! be recovered (see [`super::doubt`]).
 
 use futures::future::BoxFuture;
 use results::WriteResult;
@@ -38,8 +40,9 @@ CREATE TABLE IF NOT EXISTS fence_ledger (
     highest_before bigint,
     PRIMARY KEY (key, n)
 );
+ALTER TABLE fence_ledger ADD COLUMN IF NOT EXISTS attempt bigint;
 CREATE TABLE IF NOT EXISTS fence_applied (key text NOT NULL, op_id text NOT NULL, PRIMARY KEY (key, op_id));
-CREATE OR REPLACE FUNCTION fence_write(k text, v jsonb, t bigint, op text, mode text,
+CREATE OR REPLACE FUNCTION fence_write(k text, v jsonb, t bigint, op text, mode text, a bigint,
                                        OUT o_result text, OUT o_highest bigint, OUT o_n bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -61,7 +64,8 @@ BEGIN
         o_result := CASE WHEN updated = 1 THEN 'accepted' ELSE 'rejected-stale-fence' END;
     END IF;
     UPDATE fence_resource SET decisions = o_n WHERE key = k;
-    INSERT INTO fence_ledger VALUES (k, o_n, op, t, o_result, o_highest);
+    INSERT INTO fence_ledger (key, n, op_id, token, result, highest_before, attempt)
+        VALUES (k, o_n, op, t, o_result, o_highest, a);
     IF o_result = 'accepted' AND mode = 'strict-idempotent' THEN
         INSERT INTO fence_applied VALUES (k, op);
     END IF;
@@ -127,7 +131,11 @@ fn parse_result(s: &str) -> Result<WriteResult, ResourceError> {
 }
 
 impl Resource for Postgres {
-    fn decide<'a>(&'a self, w: &'a WriteRequest) -> BoxFuture<'a, Result<Decision, ResourceError>> {
+    fn decide<'a>(
+        &'a self,
+        w: &'a WriteRequest,
+        attempt: u64,
+    ) -> BoxFuture<'a, Result<Decision, ResourceError>> {
         Box::pin(async move {
             check_token(self.mode, w.token).map_err(ResourceError::Invalid)?;
             let token = w
@@ -142,8 +150,15 @@ impl Resource for Postgres {
                 &self.clients[self.next.fetch_add(1, Ordering::Relaxed) % self.clients.len()];
             let row = client
                 .query_one(
-                    "SELECT o_result, o_highest, o_n FROM fence_write($1, $2::text::jsonb, $3, $4, $5)",
-                    &[&w.key, &w.value.to_string(), &token, &w.op_id, &self.mode.as_str()],
+                    "SELECT o_result, o_highest, o_n FROM fence_write($1, $2::text::jsonb, $3, $4, $5, $6)",
+                    &[
+                        &w.key,
+                        &w.value.to_string(),
+                        &token,
+                        &w.op_id,
+                        &self.mode.as_str(),
+                        &(attempt as i64),
+                    ],
                 )
                 .await
                 .map_err(|e| ResourceError::backend(NAME, e))?;
@@ -154,6 +169,34 @@ impl Resource for Postgres {
                 highest_before,
                 store_order: Some(row.get::<_, i64>(2) as u64),
             })
+        })
+    }
+
+    /// Waits out a decision still in flight on the key (its transaction holds the row lock),
+    /// then looks the attempt up in the ledger.
+    fn resolve<'a>(
+        &'a self,
+        w: &'a WriteRequest,
+        attempt: u64,
+    ) -> BoxFuture<'a, Result<Option<WriteResult>, ResourceError>> {
+        Box::pin(async move {
+            let client = &self.clients[0];
+            client
+                .query(
+                    "SELECT 1 FROM fence_resource WHERE key = $1 FOR UPDATE",
+                    &[&w.key],
+                )
+                .await
+                .map_err(|e| ResourceError::backend(NAME, e))?;
+            let row = client
+                .query_opt(
+                    "SELECT result FROM fence_ledger WHERE key = $1 AND attempt = $2 \
+                     ORDER BY n DESC LIMIT 1",
+                    &[&w.key, &(attempt as i64)],
+                )
+                .await
+                .map_err(|e| ResourceError::backend(NAME, e))?;
+            row.map(|r| parse_result(r.get::<_, &str>(0))).transpose()
         })
     }
 

@@ -2,7 +2,8 @@
 //! value only if the write is not stale. Redis runs a script atomically, so the compare and the
 //! set cannot be split by another client. The script also returns the highest token it saw and
 //! bumps a per-key decision counter (`store_order`), and in `strict-idempotent` keeps a set of
-//! applied op_ids. Tokens are stored zero-padded to 20 digits and compared as strings, because
+//! applied op_ids, and records `<attempt>:<result>` of the last decision for recovery (see
+//! [`super::doubt`]). Tokens are stored zero-padded to 20 digits and compared as strings, because
 //! Lua numbers are doubles and lose precision above 2^53.
 //!
 //! Keys carry a hash tag (`fc:{<key>}:...`) so that the script's keys share a cluster slot.
@@ -18,7 +19,8 @@ use super::{Resource, ResourceError, WriteRequest};
 
 const NAME: &str = "redis-fenced";
 
-/// KEYS: value, fence, decision counter, applied set. ARGV: value, padded token or "", op_id, mode.
+/// KEYS: value, fence, decision counter, applied set, last decision. ARGV: value, padded token
+/// or "", op_id, mode, attempt.
 /// Returns {result, highest before ("" = none), decision number}.
 pub const SCRIPT: &str = r#"
 local hb = redis.call('GET', KEYS[2])
@@ -35,6 +37,7 @@ if result == 'accepted' then
   if t ~= '' and ((not hb) or t > hb) then redis.call('SET', KEYS[2], t) end
   if mode == 'strict-idempotent' then redis.call('SADD', KEYS[4], op) end
 end
+redis.call('SET', KEYS[5], ARGV[5] .. ':' .. result)
 return {result, hb or '', n}
 "#;
 
@@ -82,7 +85,11 @@ fn parse_result(s: &str) -> Result<WriteResult, ResourceError> {
 }
 
 impl Resource for RedisFenced {
-    fn decide<'a>(&'a self, w: &'a WriteRequest) -> BoxFuture<'a, Result<Decision, ResourceError>> {
+    fn decide<'a>(
+        &'a self,
+        w: &'a WriteRequest,
+        attempt: u64,
+    ) -> BoxFuture<'a, Result<Decision, ResourceError>> {
         Box::pin(async move {
             check_token(self.mode, w.token).map_err(ResourceError::Invalid)?;
             let k = |part: &str| format!("fc:{{{}}}:{part}", w.key);
@@ -93,10 +100,12 @@ impl Resource for RedisFenced {
                 .key(k("fence"))
                 .key(k("n"))
                 .key(k("ops"))
+                .key(k("last"))
                 .arg(w.value.to_string())
                 .arg(w.token.map(pad).unwrap_or_default())
                 .arg(&w.op_id)
                 .arg(self.mode.as_str())
+                .arg(attempt)
                 .invoke_async(&mut conn)
                 .await
                 .map_err(|e| ResourceError::backend(NAME, e))?;
@@ -112,6 +121,26 @@ impl Resource for RedisFenced {
                 highest_before,
                 store_order: Some(n as u64),
             })
+        })
+    }
+
+    /// The script sets `last = <attempt>:<result>` with every decision.
+    fn resolve<'a>(
+        &'a self,
+        w: &'a WriteRequest,
+        attempt: u64,
+    ) -> BoxFuture<'a, Result<Option<WriteResult>, ResourceError>> {
+        Box::pin(async move {
+            let mut conn = self.conn.clone();
+            let last: Option<String> = redis::cmd("GET")
+                .arg(format!("fc:{{{}}}:last", w.key))
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| ResourceError::backend(NAME, e))?;
+            match last.as_deref().and_then(|l| l.split_once(':')) {
+                Some((a, result)) if a == attempt.to_string() => parse_result(result).map(Some),
+                _ => Ok(None),
+            }
         })
     }
 

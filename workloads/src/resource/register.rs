@@ -47,7 +47,11 @@ impl Register {
 }
 
 impl Resource for Register {
-    fn decide<'a>(&'a self, w: &'a WriteRequest) -> BoxFuture<'a, Result<Decision, ResourceError>> {
+    fn decide<'a>(
+        &'a self,
+        w: &'a WriteRequest,
+        _attempt: u64,
+    ) -> BoxFuture<'a, Result<Decision, ResourceError>> {
         Box::pin(async move {
             rule::check_token(self.mode, w.token).map_err(ResourceError::Invalid)?;
             let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
@@ -60,6 +64,15 @@ impl Resource for Register {
                 store_order: None,
             })
         })
+    }
+
+    /// A register killed mid-decision lost that decision with its memory: it was never made.
+    fn resolve<'a>(
+        &'a self,
+        _w: &'a WriteRequest,
+        _attempt: u64,
+    ) -> BoxFuture<'a, Result<Option<results::WriteResult>, ResourceError>> {
+        Box::pin(async { Ok(None) })
     }
 
     fn name(&self) -> &'static str {

@@ -20,6 +20,9 @@
 //! the lock clients that change the etcd lock keys, not between writes to one key. Backends
 //! still report their own order ([`Decision::store_order`]) and the tests check that, per key,
 //! log order agrees with it.
+//!
+//! One write per key in flight also bounds what can be in doubt (decided by the store, not yet
+//! logged) to the last write of each key; [`super::doubt`] settles those.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -28,14 +31,16 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
+use super::doubt::{settle, Intent, Intents};
 use super::log::DecisionLog;
 use super::protocol::{Reply, Request, WriteReply, MAX_LINE};
 use super::rule::Decision;
-use super::Resource;
+use super::{Resource, ResourceError};
 
 pub struct Server {
     resource: Arc<dyn Resource>,
     log: DecisionLog,
+    intents: Intents,
     keys: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
@@ -49,10 +54,13 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
-    pub fn new(resource: Arc<dyn Resource>, log: DecisionLog) -> Arc<Self> {
+    /// A server over `resource` logging to `log`. Writes left in doubt by a previous life must
+    /// be settled first ([`super::doubt::settle`]; [`super::start_server`] does it).
+    pub fn new(resource: Arc<dyn Resource>, log: DecisionLog, intents: Intents) -> Arc<Self> {
         Arc::new(Self {
             resource,
             log,
+            intents,
             keys: Mutex::new(HashMap::new()),
         })
     }
@@ -68,16 +76,32 @@ impl Server {
             keys.entry(write.key.clone()).or_default().clone()
         };
         let _one_in_flight = key_lock.lock().await;
+        let error = |message: String| Reply::Error { message };
+        // An earlier write to this key whose reply was lost: the store may have decided it, and
+        // this write's highest_before depends on that. Ask before deciding anything else.
+        if let Some(intent) = self.intents.take_doubt(&write.key) {
+            if let Err(e) = settle(self.resource.as_ref(), &self.log, &intent).await {
+                self.intents.doubt(intent);
+                return error(format!(
+                    "an earlier write to {:?} is in doubt: {e}",
+                    write.key
+                ));
+            }
+        }
+        let attempt = self.log.decisions_on(&write.key) + 1;
+        if let Err(e) = self.intents.intend(attempt, &write) {
+            return error(format!("not sent: {e}"));
+        }
         let Decision {
             result,
             highest_before,
             store_order,
-        } = match self.resource.decide(&write).await {
+        } = match self.resource.decide(&write, attempt).await {
             Ok(d) => d,
+            Err(e @ ResourceError::Invalid(_)) => return error(e.to_string()),
             Err(e) => {
-                return Reply::Error {
-                    message: e.to_string(),
-                }
+                self.intents.doubt(Intent { attempt, write });
+                return error(e.to_string());
             }
         };
         match self.log.record(&write, result, highest_before) {
@@ -87,9 +111,13 @@ impl Server {
                 seq,
                 store_order,
             }),
-            Err(e) => Reply::Error {
-                message: format!("decided {} but could not log it: {e}", result.as_str()),
-            },
+            Err(e) => {
+                self.intents.doubt(Intent { attempt, write });
+                error(format!(
+                    "decided {} but could not log it: {e}",
+                    result.as_str()
+                ))
+            }
         }
     }
 
