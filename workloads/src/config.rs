@@ -102,6 +102,21 @@ pub struct Discipline {
     pub on_suspect: OnSuspect,
 }
 
+impl fmt::Display for Discipline {
+    /// The form `FromStr` reads back, e.g. `stop,background`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let suspect = match self.on_suspect {
+            OnSuspect::Stop => "stop",
+            OnSuspect::Continue => "continue",
+        };
+        let renewal = match self.renewal {
+            Renewal::Background => "background",
+            Renewal::Inline => "inline",
+        };
+        write!(f, "{suspect},{renewal}")
+    }
+}
+
 impl FromStr for Discipline {
     type Err = ConfigError;
     /// `stop`, `continue`, `stop,inline`, `continue,background`, ...
@@ -304,5 +319,6 @@ mod tests {
         assert_eq!(d.on_suspect, OnSuspect::Continue);
         assert_eq!(d.renewal, Renewal::Inline);
         assert!("pause".parse::<Discipline>().is_err());
+        assert_eq!(d.to_string().parse::<Discipline>().unwrap(), d);
     }
 }

@@ -200,3 +200,60 @@ async fn continue_sends_the_write_after_losing_the_lease() {
     assert!(events.iter().any(|e| e.f == F::LeaseLost));
     assert_eq!(resource.log().len(), 1);
 }
+
+#[tokio::test]
+async fn a_worker_that_dies_while_holding_gets_an_exit_event_at_once() {
+    use workloads::driver::{ProcessAllocator, Session, Step};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.jsonl");
+    let rec = Recorder::new(
+        Arc::new(HistoryWriter::create(&path).unwrap()),
+        RunClock::start(),
+    );
+    let cfg = RawRecipeConfig::default()
+        .validate(RecipeKind::Memory)
+        .unwrap();
+    let service = MemoryLockService::default();
+    let client: Arc<dyn Client> = Arc::new(service.client("w", cfg.ttl, cfg.acquire_timeout));
+    let resource = MemoryResource::new(MemoryMode::Strict, rec.clock);
+    let mut w = Worker::new(
+        "w",
+        client,
+        Box::new(resource),
+        cfg,
+        "stop".parse().unwrap(),
+    );
+    let (driver_end, worker_end) = tokio::io::duplex(4096);
+    let task = tokio::spawn(async move { workloads::worker::serve_conn(&mut w, worker_end).await });
+    let conn = WorkerConn::over(driver_end, rec.clone()).await.unwrap();
+    let mut s = Session::new(conn, 0, ProcessAllocator::new(1), rec);
+    s.acquire("l").await.unwrap();
+    task.abort(); // the worker process is killed while its holder works
+    let started = std::time::Instant::now();
+    assert_eq!(
+        s.idle(Duration::from_secs(10)).await.unwrap(),
+        Some(Step::Died)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "noticed at once, not after the work"
+    );
+    assert_eq!(
+        s.write("k", 1).await.unwrap(),
+        Step::Died,
+        "nothing is invoked on a dead worker"
+    );
+    let events: Vec<Event> = JsonlReader::<Event>::open(&path)
+        .unwrap()
+        .map(|r| r.unwrap().1)
+        .collect();
+    let fs: Vec<_> = events.iter().map(|e| (e.f.clone(), e.kind)).collect();
+    assert_eq!(
+        fs,
+        [
+            (F::Acquire, OpType::Invoke),
+            (F::Acquire, OpType::Ok),
+            (F::Exit, OpType::Info),
+        ]
+    );
+}

@@ -6,7 +6,7 @@ use super::Recorder;
 use crate::protocol::{read_line, write_line, Message, Op, Outcome, ProtocolError, Request};
 use results::{OpType, F};
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 /// The worker is gone (connection closed or broken); the text says how.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -19,6 +19,8 @@ pub struct WorkerConn {
     pub recipe: String,
     writer: Box<dyn AsyncWrite + Unpin + Send>,
     replies: mpsc::UnboundedReceiver<Result<(u64, Outcome), Gone>>,
+    /// Set by the reader when the stream ends: how the worker went away.
+    gone: watch::Receiver<Option<Gone>>,
     next_id: u64,
 }
 
@@ -75,14 +77,31 @@ impl WorkerConn {
             Err(e) => return Err(Gone(e.to_string())),
         };
         let (tx, replies) = mpsc::unbounded_channel();
-        tokio::spawn(read_loop(rd, tx, recorder));
+        let (gone_tx, gone) = watch::channel(None);
+        tokio::spawn(read_loop(rd, tx, gone_tx, recorder));
         Ok(WorkerConn {
             name,
             recipe,
             writer: Box::new(wr),
             replies,
+            gone,
             next_id: 0,
         })
+    }
+
+    /// How the worker went away, if it has (the connection ended).
+    pub fn gone(&self) -> Option<Gone> {
+        self.gone.borrow().clone()
+    }
+
+    /// Resolves when the worker goes away (at once if it already has).
+    pub async fn closed(&mut self) -> Gone {
+        match self.gone.wait_for(Option::is_some).await {
+            Ok(g) => g
+                .clone()
+                .unwrap_or_else(|| Gone("connection closed".into())),
+            Err(_) => Gone("connection closed".into()),
+        }
     }
 
     /// Sends one request and waits for its reply, however long that takes (a paused worker's
@@ -107,6 +126,7 @@ impl WorkerConn {
 async fn read_loop<R: tokio::io::AsyncBufRead + Unpin>(
     mut rd: R,
     tx: mpsc::UnboundedSender<Result<(u64, Outcome), Gone>>,
+    gone_tx: watch::Sender<Option<Gone>>,
     recorder: Recorder,
 ) {
     loop {
@@ -139,6 +159,7 @@ async fn read_loop<R: tokio::io::AsyncBufRead + Unpin>(
             Err(ProtocolError::Io(e)) => Gone(format!("connection broken: {e}")),
             Err(e) => Gone(e.to_string()),
         };
+        gone_tx.send_replace(Some(gone.clone()));
         let _ = tx.send(Err(gone));
         return;
     }

@@ -153,8 +153,40 @@ impl Session {
         self.op(inv, op).await
     }
 
+    /// Waits up to `d` (a holder's work, a pause between cycles); a worker that dies meanwhile
+    /// gets its `exit` event when it dies, not at the next operation. Returns `Died` then.
+    pub async fn idle(&mut self, d: std::time::Duration) -> Result<Option<Step>, JsonlError> {
+        if self.dead {
+            return Ok(Some(Step::Died));
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(d) => Ok(None),
+            gone = self.conn.closed() => {
+                self.exit(gone.0)?;
+                Ok(Some(Step::Died))
+            }
+        }
+    }
+
+    fn exit(&mut self, why: String) -> Result<(), JsonlError> {
+        let mut exit = self.rec.event(self.process, OpType::Info, F::Exit);
+        exit.error = Some(why);
+        self.rec.record(exit)?;
+        self.dead = true;
+        self.held = None;
+        Ok(())
+    }
+
     /// Records the invoke, calls, records the completion (or the death).
     async fn op(&mut self, invoke: Event, op: Op) -> Result<Step, JsonlError> {
+        if self.dead {
+            return Ok(Step::Died);
+        }
+        if let Some(Gone(why)) = self.conn.gone() {
+            // Died while idle: nothing is invoked on a dead worker.
+            self.exit(why)?;
+            return Ok(Step::Died);
+        }
         let template = invoke.clone();
         self.rec.record(invoke)?;
         match self.conn.call(op).await {
@@ -178,10 +210,7 @@ impl Session {
                 open.kind = OpType::Info;
                 open.error = Some(format!("worker died: {why}"));
                 self.rec.record(open)?;
-                let mut exit = self.rec.event(self.process, OpType::Info, F::Exit);
-                exit.error = Some(why);
-                self.rec.record(exit)?;
-                self.dead = true;
+                self.exit(why)?;
                 Ok(Step::Died)
             }
         }

@@ -73,11 +73,15 @@ pub async fn run_worker(mut s: Session, spec: &WorkloadSpec) -> Result<WorkerSum
             Some(OpType::Ok) => sum.acquired += 1,
             Some(kind) => {
                 sum.indeterminate += u32::from(kind == OpType::Info);
-                tokio::time::sleep(draw(&mut rng, &spec.between)).await;
+                if s.idle(draw(&mut rng, &spec.between)).await?.is_some() {
+                    break;
+                }
                 continue;
             }
         }
-        tokio::time::sleep(draw(&mut rng, &spec.work)).await;
+        if s.idle(draw(&mut rng, &spec.work)).await?.is_some() {
+            break;
+        }
         let mut retired = false;
         for _ in 0..spec.writes_per_hold {
             seq += 1;
@@ -108,7 +112,9 @@ pub async fn run_worker(mut s: Session, spec: &WorkloadSpec) -> Result<WorkerSum
                 Some(_) => {}
             }
         }
-        tokio::time::sleep(draw(&mut rng, &spec.between)).await;
+        if s.idle(draw(&mut rng, &spec.between)).await?.is_some() {
+            break;
+        }
     }
     sum.exited = s.is_dead();
     Ok(sum)

@@ -36,7 +36,7 @@ where
     let (rd, mut wr) = tokio::io::split(stream);
     // Reading in its own task keeps line reads whole while the loop below waits on two sources.
     let (req_tx, mut requests) = mpsc::unbounded_channel::<Result<Request, ProtocolError>>();
-    let reader = tokio::spawn(async move {
+    let reader = AbortOnDrop(tokio::spawn(async move {
         let mut rd = BufReader::new(rd);
         loop {
             let next = read_line::<Request>(&mut rd).await.transpose();
@@ -50,7 +50,7 @@ where
                 return;
             }
         }
-    });
+    }));
     let hello = Message::Hello {
         name: worker.name.clone(),
         recipe: worker.recipe().to_string(),
@@ -73,8 +73,18 @@ where
             },
         }
     };
-    reader.abort();
+    drop(reader);
     result
+}
+
+/// Ends the reader task with the connection loop, however that loop ends (even aborted), so the
+/// stream closes and the driver sees the worker gone.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Runs a worker in-process and returns the driver's end of its connection.
