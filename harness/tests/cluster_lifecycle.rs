@@ -145,6 +145,8 @@ async fn a_sigkilled_harness_leaves_containers_that_clean_removes() {
     child.kill().expect("SIGKILL"); // std's kill is SIGKILL on Unix
     child.wait().expect("reap");
     assert!(started > 0, "fencecheck never started a container");
+    // Requests the harness sent just before it died may still complete in the engine; clean
+    // must cope with that, so it runs at once rather than after things settle.
     let docker = connect().await.expect("docker");
     let left = list_run_containers(&docker, Some(&id)).await.expect("list");
     assert!(

@@ -102,8 +102,41 @@ pub struct CleanReport {
 }
 
 /// Force-removes every container, then every network, labelled with `run` (any run when `None`).
-/// Containers are removed concurrently; one that is already gone is not an error.
+/// Containers are removed concurrently; one that is already gone is not an error. Requests a
+/// killed or interrupted harness sent just before may still be completing in the engine (a
+/// container appearing after the listing), so it sweeps again until a listing comes back empty.
 pub async fn remove_by_run(docker: &Docker, run: Option<&str>) -> Result<CleanReport, DockerError> {
+    const PASSES: usize = 5;
+    let mut report = CleanReport::default();
+    for pass in 1..=PASSES {
+        let last = pass == PASSES;
+        let swept = sweep_once(docker, run, &mut report).await;
+        let containers = list_run_containers(docker, run).await?;
+        let networks = list_run_networks(docker, run).await?;
+        match swept {
+            Ok(()) if containers.is_empty() && networks.is_empty() => break,
+            Err(e) if last => return Err(e),
+            _ if last => {
+                let names: Vec<_> = containers.iter().chain(&networks).map(|c| &c.1).collect();
+                return Err(DockerError::Invalid(format!(
+                    "still present after {PASSES} removal passes: {names:?}"
+                )));
+            }
+            _ => tokio::time::sleep(std::time::Duration::from_millis(300)).await,
+        }
+    }
+    report.containers.sort();
+    report.containers.dedup();
+    report.networks.sort();
+    report.networks.dedup();
+    Ok(report)
+}
+
+async fn sweep_once(
+    docker: &Docker,
+    run: Option<&str>,
+    report: &mut CleanReport,
+) -> Result<(), DockerError> {
     let containers = list_run_containers(docker, run).await?;
     let removals = containers.iter().map(|(id, name)| async move {
         let options = RemoveContainerOptions {
@@ -113,11 +146,12 @@ pub async fn remove_by_run(docker: &Docker, run: Option<&str>) -> Result<CleanRe
         };
         match docker.remove_container(id, Some(options)).await {
             Ok(()) => Ok(name.clone()),
-            Err(e) if is_not_found(&e) => Ok(name.clone()),
+            // 404: already gone; 409: its removal is already under way (teardown racing a
+            // signal or Drop); the next listing tells whether it went.
+            Err(e) if is_not_found(&e) || status_of(&e) == Some(409) => Ok(name.clone()),
             Err(e) => Err(DockerError::api(format!("remove container {name}"))(e)),
         }
     });
-    let mut report = CleanReport::default();
     for result in futures::future::join_all(removals).await {
         report.containers.push(result?);
     }
@@ -128,7 +162,14 @@ pub async fn remove_by_run(docker: &Docker, run: Option<&str>) -> Result<CleanRe
             Err(e) => return Err(DockerError::api(format!("remove network {name}"))(e)),
         }
     }
-    Ok(report)
+    Ok(())
+}
+
+fn status_of(e: &bollard::errors::Error) -> Option<u16> {
+    match e {
+        bollard::errors::Error::DockerResponseServerError { status_code, .. } => Some(*status_code),
+        _ => None,
+    }
 }
 
 /// True when the engine answered 404 (the object is already gone).
