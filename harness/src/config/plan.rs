@@ -146,7 +146,6 @@ pub struct TestPlan {
     /// How long a worker works while holding the lock before it writes.
     pub work: Dur,
     pub writes_per_hold: u32,
-    pub keys: u32,
     pub lock: String,
     pub nemesis: Vec<String>,
     /// Quiet time before the first fault and between two faults.

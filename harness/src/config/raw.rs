@@ -25,7 +25,6 @@ pub struct RawTest {
     pub time_limit: Option<Dur>,
     pub work: Option<Dur>,
     pub writes_per_hold: Option<u32>,
-    pub keys: Option<u32>,
     pub lock: Option<String>,
     pub nemesis: Option<Vec<String>>,
     pub nemesis_interval: Option<Dur>,
@@ -42,39 +41,13 @@ impl RawTest {
     /// Overlays `other` (the command line) on `self` (the file): a flag given wins. `other` is
     /// destructured exhaustively, so a new field cannot be forgotten here.
     pub fn overlay(mut self, other: RawTest) -> RawTest {
-        let RawTest {
-            name,
-            provider,
-            recipe,
-            resource,
-            workload,
-            counter_store,
-            workers,
-            ttl,
-            renew_interval,
-            session_timeout,
-            op_timeout,
-            discipline,
-            renewal,
-            time_limit,
-            work,
-            writes_per_hold,
-            keys,
-            lock,
-            nemesis,
-            nemesis_interval,
-            fault_duration,
-            seed,
-            fail_on,
-            recovery_slack,
-            recovery,
-            image,
-            memory_bugs,
-        } = other;
-        macro_rules! take {
-            ($($f:ident),*) => { $( if $f.is_some() { self.$f = $f; } )* };
+        macro_rules! overlay {
+            ($($f:ident),* $(,)?) => {
+                let RawTest { $($f),* } = other;
+                $( if $f.is_some() { self.$f = $f; } )*
+            };
         }
-        take!(
+        overlay!(
             name,
             provider,
             recipe,
@@ -91,7 +64,6 @@ impl RawTest {
             time_limit,
             work,
             writes_per_hold,
-            keys,
             lock,
             nemesis,
             nemesis_interval,

@@ -193,10 +193,6 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
     if !(1..=100).contains(&writes_per_hold) {
         return Err(err("writes_per_hold", "use 1 to 100 writes per hold"));
     }
-    let keys = raw.keys.unwrap_or(1);
-    if !(1..=1000).contains(&keys) {
-        return Err(err("keys", "use 1 to 1000 resource keys"));
-    }
     let lock = raw.lock.unwrap_or_else(|| "fencecheck-lock".into());
     if lock.is_empty() || lock.contains(char::is_whitespace) {
         return Err(err(
@@ -332,7 +328,6 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         time_limit,
         work,
         writes_per_hold,
-        keys,
         lock,
         nemesis,
         nemesis_interval,
