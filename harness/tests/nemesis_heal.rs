@@ -1,11 +1,12 @@
 //! Healing on every exit path, against a real etcd cluster: a cancelled run (Ctrl-C) heals
 //! through the executor, and a control dropped while hurting (an error, a panic) resumes every
-//! process and flushes every rule by itself. Checked from `/proc` and `iptables -S`, not trusted.
+//! process and flushes every rule by itself; and a heal removes only fencecheck's own rules.
+//! Checked from `/proc` and `iptables -S`, not trusted.
 
 mod nemesis_support;
 
 use harness::cluster::System;
-use harness::control::{audit, DockerControl, DockerRestart};
+use harness::control::{audit, iptables, DockerControl, DockerRestart};
 use nemesis::{Grudge, Nemesis, NodeControl, Signal, Topology};
 use nemesis_support::{fixture, plan, states};
 use std::sync::Arc;
@@ -67,6 +68,28 @@ async fn a_cancelled_run_and_a_dropped_control_both_leave_nothing_hurt() {
         let hurt = audit(fx.env.docker(), &names).await.expect("audit");
         assert!(!hurt.is_clean());
     }
+    fx.assert_healed().await;
+
+    // 3. The heal removes fencecheck's own chain and nothing else.
+    let pid = fx.node("etcd-1").host_pid;
+    let foreign = |op: &str| -> Vec<String> {
+        [op, "INPUT", "-s", "203.0.113.7", "-j", "ACCEPT"]
+            .map(String::from)
+            .to_vec()
+    };
+    iptables::run(pid, &foreign("-A")).expect("foreign rule added");
+    let nodes = fx.topology.nodes();
+    fx.control
+        .partition(&Grudge::isolate("etcd-1", &nodes))
+        .await
+        .expect("partition");
+    assert!(iptables::rules(pid).expect("rules").len() > 3);
+    fx.control.heal_network().await.expect("heal");
+    assert_eq!(
+        iptables::rules(pid).expect("rules"),
+        ["-A INPUT -s 203.0.113.7/32 -j ACCEPT"]
+    );
+    iptables::run(pid, &foreign("-D")).expect("foreign rule removed");
     fx.assert_healed().await;
     fx.teardown().await;
 }
