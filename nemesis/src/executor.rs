@@ -162,16 +162,8 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                 (applied, targets, None)
             }
             Resolved::Partition(grudge, targets) => {
+                // No tracking needed before the rules go in: every heal flushes every rule.
                 let value = serde_json::to_value(&grudge).unwrap_or_default();
-                self.state().active.insert(
-                    i,
-                    Active {
-                        fault: step.fault,
-                        applied: Applied::Partitioned,
-                        targets: targets.clone(),
-                        value: value.clone(),
-                    },
-                );
                 self.control.partition(&grudge).await?;
                 (Applied::Partitioned, targets, Some(value))
             }

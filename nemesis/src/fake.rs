@@ -101,6 +101,9 @@ impl NodeControl for FakeControl {
     async fn partition(&self, grudge: &Grudge) -> Result<(), ControlError> {
         let mut w = self.world();
         w.calls.push(Call::Partition(grudge.clone()));
+        if let Some(bad) = grudge.nodes().find(|n| w.failing.contains(*n)) {
+            return Err(ControlError::new(bad, "partition", "no such container"));
+        }
         w.grudge = grudge.clone();
         Ok(())
     }

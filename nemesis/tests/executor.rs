@@ -141,6 +141,19 @@ async fn a_control_error_aborts_but_still_heals() {
 }
 
 #[tokio::test]
+async fn a_partition_that_fails_is_healed_and_leaves_no_orphan_stop_event() {
+    let (writer, path) = history("partition-error");
+    let (control, topo) = (FakeControl::new(), StaticTopology::new(2, 3));
+    control.fail_on("n3");
+    let plan = plan("- at 0s halves for 10s\n", "etcd");
+    let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+    let err = nemesis.run(&plan, never()).await.unwrap_err();
+    assert!(err.to_string().contains("partition n3"), "{err}");
+    assert_eq!(control.calls().last(), Some(&Call::HealNetwork));
+    assert!(events(&path).is_empty(), "{:?}", events(&path));
+}
+
+#[tokio::test]
 async fn a_fault_without_a_target_is_recorded_as_skipped() {
     let (writer, path) = history("skip");
     let (control, topo) = (FakeControl::new(), StaticTopology::new(2, 3));
