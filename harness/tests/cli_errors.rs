@@ -1,5 +1,6 @@
 //! Bad input exits 3 with a message that says what to do, never a panic: an unknown system, no
-//! Docker engine (DOCKER_HOST at a dead socket), a failed image build.
+//! Docker engine (DOCKER_HOST at a dead socket), a failed image build. And the good path of
+//! `image build` (an image whose tag is present is reused, not rebuilt).
 
 use std::process::{Command, Output};
 
@@ -88,5 +89,25 @@ fn a_failed_image_build_exits_3_with_what_to_do() {
             "debootstrap",
             "fencecheck image build",
         ],
+    );
+}
+
+#[test]
+fn image_build_reuses_the_present_node_image_and_status_lists_versions() {
+    let out = fencecheck(&["image", "build"], None);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        stdout.contains("fencecheck-node:") && stdout.contains("present, reused"),
+        "{stdout}"
+    );
+    let out = fencecheck(&["image", "status"], None);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(": present ("), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with("etcd-server") && l.contains("3.4")),
+        "{stdout}"
     );
 }
