@@ -1,7 +1,8 @@
 //! Each real backend against its real store in a container: stale tokens rejected and newer
 //! ones accepted, `none` accepting both, every request in `resource.jsonl` with its decision and
 //! `highest_before`; then 8 clients × 2,000 random-token writes whose log re-decides to the same
-//! decisions, misses nothing, and (per key) follows the store's own decision order.
+//! decisions, misses nothing, and (per key) follows the store's own decision order. The Redis and
+//! PostgreSQL tests also run the counter workload on the same store.
 
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns: unwrap is how a test fails
 
@@ -117,6 +118,52 @@ async fn token_rule_hammer(kind: BackendKind, at: &Endpoints) -> Vec<results::Re
     entries
 }
 
+/// The counter workload on a real plain store: sequential read-increment-write counts exactly;
+/// 8 concurrent unprotected increments (two holders at once, as under a pause) lose updates;
+/// the same 8 serialized by a lock lose none. What a lock alone protects, on the real store.
+async fn counter_workload_on(target: &str) {
+    use workloads::counter::{connect, increment};
+    let store: Arc<dyn workloads::counter::CounterStore> =
+        Arc::from(connect(target).await.unwrap());
+    for _ in 0..5 {
+        increment(store.as_ref(), "seq").await.unwrap();
+    }
+    assert_eq!(store.read("seq").await.unwrap(), 5);
+    let run = |key: &'static str, lock: Option<Arc<tokio::sync::Mutex<()>>>| {
+        let store = store.clone();
+        async move {
+            let tasks: Vec<_> = (0..8)
+                .map(|_| {
+                    let (store, lock) = (store.clone(), lock.clone());
+                    tokio::spawn(async move {
+                        for _ in 0..25 {
+                            let _held = match &lock {
+                                Some(l) => Some(l.lock().await),
+                                None => None,
+                            };
+                            increment(store.as_ref(), key).await.unwrap();
+                        }
+                    })
+                })
+                .collect();
+            for t in tasks {
+                t.await.unwrap();
+            }
+            store.read(key).await.unwrap()
+        }
+    };
+    let unprotected = run("free", None).await;
+    assert!(
+        unprotected < 200,
+        "8 x 25 unprotected increments should lose some, got {unprotected}"
+    );
+    assert_eq!(
+        run("locked", Some(Arc::default())).await,
+        200,
+        "a held lock loses none"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn redis_fenced_against_real_redis() {
     let mut docker = Docker::new("redis");
@@ -135,6 +182,7 @@ async fn redis_fenced_against_real_redis() {
     };
     token_rule_semantics(BackendKind::RedisFenced, &at).await;
     token_rule_hammer(BackendKind::RedisFenced, &at).await;
+    counter_workload_on(at.redis.as_deref().unwrap()).await;
     let id = docker.id.clone();
     drop(docker);
     assert_eq!(Docker::leftovers(&id), "", "containers left behind");
@@ -160,6 +208,7 @@ async fn postgres_against_real_postgresql() {
     };
     token_rule_semantics(BackendKind::Postgres, &at).await;
     let entries = token_rule_hammer(BackendKind::Postgres, &at).await;
+    counter_workload_on(&conn).await;
 
     // PostgreSQL's own ledger, written in the deciding transaction, lists each key's decisions
     // in the order it made them: the log must list them in that same order.
