@@ -321,3 +321,35 @@ async fn a_write_the_store_decided_but_whose_reply_was_lost_is_logged_before_the
     );
     workloads::resource::rule::audit(&entries, Audit::Exact(Mode::Strict)).unwrap();
 }
+
+#[test]
+fn the_resource_command_rejects_bad_flags_with_exit_3_and_names_the_fix() {
+    let bin = env!("CARGO_BIN_EXE_fencecheck");
+    let log = run_dir("flags").join("resource.jsonl");
+    let cases: [(&[&str], &str); 3] = [
+        (&["--backend", "etcd-guard"], "--etcd"),
+        (
+            &["--mode", "strictest"],
+            "expected strict, strict-idempotent or none",
+        ),
+        (
+            &["--backend", "mongodb"],
+            "expected register, etcd-guard, postgres or redis-fenced",
+        ),
+    ];
+    for (flags, says) in cases {
+        let out = std::process::Command::new(bin)
+            .arg("resource")
+            .args(["--listen", "127.0.0.1:0", "--log"])
+            .arg(&log)
+            .args(flags)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{flags:?}: {stderr}");
+        assert!(
+            stderr.contains(says),
+            "{flags:?} should say {says:?}: {stderr}"
+        );
+    }
+}
