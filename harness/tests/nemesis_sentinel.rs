@@ -1,6 +1,6 @@
 //! `failover` against a real Redis Sentinel deployment (master, 2 replicas, 3 sentinels): the
 //! master is paused, the sentinels promote a replica, and after the heal the old master is
-//! running again (demoted) with nothing left stopped.
+//! running again, demoted to a replica, with nothing left stopped.
 
 mod nemesis_support;
 
@@ -88,5 +88,27 @@ async fn failover_promotes_a_replica() {
         "a former replica was promoted"
     );
     fx.assert_healed().await;
+
+    // Resumed, the old master learns from the sentinels that it is a replica now.
+    let old_port = fx.node(&target).client_port;
+    let start = Instant::now();
+    loop {
+        let role = match query(old_port, redis::cmd("ROLE")).await {
+            Some(redis::Value::Array(v)) => match v.first() {
+                Some(redis::Value::BulkString(b)) => String::from_utf8_lossy(b).into_owned(),
+                _ => String::new(),
+            },
+            _ => String::new(),
+        };
+        if role == "slave" {
+            eprintln!("old master demoted {:?} after the heal", start.elapsed());
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "old master still {role:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
     fx.teardown().await;
 }
