@@ -14,12 +14,27 @@ impl RunEnv {
     /// two followers; Redis: PING; sentinel: the master with 2 replicas and 3 sentinels;
     /// PostgreSQL: `SELECT 1`).
     pub async fn start_cluster(&self, system: System) -> Result<ClusterHandle, DockerError> {
+        self.start_cluster_from(system, None).await
+    }
+
+    /// As [`Self::start_cluster`], from another image than the run's node image (e.g. a node
+    /// image built from another package list). The members' commands assume Debian's layout
+    /// (`/usr/bin/etcd`, `/usr/share/java/zookeeper.jar`, `/usr/lib/postgresql/15`), so an
+    /// upstream image with another layout will not start.
+    pub async fn start_cluster_from(
+        &self,
+        system: System,
+        image: Option<&str>,
+    ) -> Result<ClusterHandle, DockerError> {
         let started = Instant::now();
         let cluster = system.cluster();
         let mut nodes: Vec<Node> = Vec::new();
         let name = |short: &str| self.container_name(short);
         for wave in cluster.waves(&name) {
-            let starts = wave.into_iter().map(|spec| {
+            let starts = wave.into_iter().map(|mut spec| {
+                if let Some(image) = image {
+                    spec.image = Some(image.to_string());
+                }
                 let again = match spec.port {
                     Some(p) => crate::docker::Readiness::Listening(p),
                     None => spec.ready.clone(),
