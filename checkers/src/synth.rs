@@ -42,6 +42,9 @@ pub struct Shape {
     pub counter: bool,
     /// Whether the next worker's acquire is already pending while the holder releases.
     pub contended: bool,
+    /// Whether every worker not holding the lock is always blocked in acquire (a mutex loop:
+    /// release, then acquire again at once), so many acquire operations overlap.
+    pub all_wait: bool,
 }
 
 impl Default for Shape {
@@ -53,6 +56,7 @@ impl Default for Shape {
             tokens: true,
             counter: true,
             contended: true,
+            all_wait: false,
         }
     }
 }
@@ -69,12 +73,14 @@ pub enum Item {
 pub struct Synth {
     pub history: Vec<Event>,
     pub resource: Vec<ResourceEntry>,
+    /// The acquisition (hold number) where the defect was planted, if it could be.
+    pub planted: Option<usize>,
 }
 
 /// Generates into memory.
 pub fn generate(seed: u64, shape: &Shape, defect: Option<AnomalyKind>) -> Synth {
     let mut s = Synth::default();
-    generate_into(seed, shape, defect, &mut |item| match item {
+    s.planted = generate_into(seed, shape, defect, &mut |item| match item {
         Item::Event(e) => s.history.push(e),
         Item::Resource(r) => s.resource.push(r),
     });
@@ -169,17 +175,18 @@ impl Gen<'_> {
 }
 
 /// Generates, handing every line to `sink` in order (history events and resource entries
-/// interleaved as they happen; a consumer writes them to their two files).
+/// interleaved as they happen; a consumer writes them to their two files). Returns the hold
+/// where the defect was planted (`None`: no defect asked, or no place found for it).
 pub fn generate_into(
     seed: u64,
     shape: &Shape,
     defect: Option<AnomalyKind>,
     sink: &mut dyn FnMut(Item),
-) {
+) -> Option<usize> {
     use AnomalyKind::*;
     let mut rng = Rng::new(seed);
     let holds = shape.holds.max(2);
-    let at = match defect {
+    let mut at = match defect {
         Some(StuckLock) => holds - 1,
         _ => 1 + rng.below(holds as u64 - 1) as usize,
     };
@@ -196,21 +203,51 @@ pub fn generate_into(
         tokens: shape.tokens,
     };
     let mut w = 1 + g.rng.below(u64::from(workers)) as u32;
-    let mut waiting = false;
+    // Per worker (index = worker id): whether its acquire is pending, and the highest token
+    // completed when it was invoked (what a regression is measured against).
+    let mut pending = vec![false; workers as usize + 1];
+    let mut snap: Vec<Option<u64>> = vec![None; workers as usize + 1];
+    let mut max_done: Option<u64> = None;
+    let mut reinvoke: Option<u32> = None;
+    if shape.all_wait {
+        for x in 1..=workers {
+            let inv = g.op(x, OpType::Invoke, F::Acquire, None);
+            g.emit(inv);
+            pending[x as usize] = true;
+        }
+    }
     let mut early: Option<HoldInfo> = None;
     let mut prev: Option<HoldInfo> = None;
+    let mut planted_at = None;
     for k in 0..holds {
+        // A regression is only one if the lower token's acquire was invoked after the higher
+        // one completed: wait for a holder whose invoke saw a completed token.
+        if defect == Some(TokenRegression)
+            && k == at
+            && early.is_none()
+            && snap[w as usize].is_none()
+            && pending[w as usize]
+        {
+            at += 1;
+        }
         let planted = defect.filter(|_| k == at);
+        if planted.is_some() {
+            planted_at = Some(k);
+        }
         let hold = match early.take() {
             Some(h) => h,
             None => {
-                if !waiting {
+                if !pending[w as usize] {
                     let inv = g.op(w, OpType::Invoke, F::Acquire, None);
                     g.emit(inv);
+                    snap[w as usize] = max_done;
                 }
                 let token = match (planted, &prev) {
                     (Some(DuplicateToken), Some(p)) => p.token,
-                    (Some(TokenRegression), Some(p)) => p.token.map(|t| t - 1),
+                    (Some(TokenRegression), Some(p)) => snap[w as usize]
+                        .or(p.token)
+                        .map(|t| t - 1)
+                        .filter(|_| g.tokens),
                     _ => g.next_token(),
                 };
                 let h = HoldInfo {
@@ -223,6 +260,8 @@ pub fn generate_into(
                 h
             }
         };
+        pending[w as usize] = false;
+        max_done = max_done.max(hold.token);
         if let (Some(DoubleRelease), Some(p)) = (planted, &prev) {
             let inv = g.op(p.worker, OpType::Invoke, F::Release, Some(p));
             g.emit(inv);
@@ -230,12 +269,20 @@ pub fn generate_into(
             done.result = Some(OpResult::Released);
             g.emit(done);
         }
-        if workers > 1 && g.rng.below(3) == 0 {
-            let x = other(&mut g.rng, w, workers);
+        if let Some(x) = reinvoke.take() {
             let inv = g.op(x, OpType::Invoke, F::Acquire, None);
             g.emit(inv);
-            let f = g.op(x, OpType::Fail, F::Acquire, None);
-            g.emit(f);
+            pending[x as usize] = true;
+            snap[x as usize] = max_done;
+        }
+        if workers > 1 && g.rng.below(3) == 0 {
+            let x = other(&mut g.rng, w, workers);
+            if !pending[x as usize] {
+                let inv = g.op(x, OpType::Invoke, F::Acquire, None);
+                g.emit(inv);
+                let f = g.op(x, OpType::Fail, F::Acquire, None);
+                g.emit(f);
+            }
         }
         for j in 0..shape.writes_per_hold {
             let op_id = format!("{w}-{k}-{j}");
@@ -299,25 +346,34 @@ pub fn generate_into(
             for _ in 0..30 {
                 let x = other(&mut g.rng, w, workers);
                 g.now += 100_000_000;
+                if pending[x as usize] {
+                    continue; // still blocked in its acquire: trying all along
+                }
                 let inv = g.op(x, OpType::Invoke, F::Acquire, None);
                 g.emit(inv);
                 let f = g.op(x, OpType::Fail, F::Acquire, None);
                 g.emit(f);
             }
-            return;
+            let mut last = Event::new(0, Process::Worker(workers + 1), OpType::Invoke, F::Read);
+            last.key = Some("counter".into());
+            g.emit(last);
+            return planted_at;
         }
         let next = other(&mut g.rng, w, workers);
-        waiting = shape.contended && k + 1 < holds && g.rng.below(2) == 0;
-        if waiting {
+        let wait = shape.contended && k + 1 < holds && g.rng.below(2) == 0;
+        if wait && !pending[next as usize] {
             let inv = g.op(next, OpType::Invoke, F::Acquire, None);
             g.emit(inv);
+            pending[next as usize] = true;
+            snap[next as usize] = max_done;
         }
         let rel = g.op(w, OpType::Invoke, F::Release, Some(&hold));
         if defect == Some(ConcurrentHolders) && k + 1 == at {
-            if !waiting {
+            if !pending[next as usize] {
                 let inv = g.op(next, OpType::Invoke, F::Acquire, None);
                 g.emit(inv);
             }
+            pending[next as usize] = false;
             let token = g.next_token();
             let h = HoldInfo {
                 worker: next,
@@ -326,6 +382,7 @@ pub fn generate_into(
             };
             let ok = g.op(next, OpType::Ok, F::Acquire, Some(&h));
             g.emit(ok);
+            max_done = max_done.max(h.token);
             early = Some(h);
             g.emit(rel);
             let mut done = g.op(w, OpType::Fail, F::Release, Some(&hold));
@@ -337,9 +394,16 @@ pub fn generate_into(
             done.result = Some(OpResult::Released);
             g.emit(done);
         }
+        if shape.all_wait && workers > 1 {
+            reinvoke = Some(w); // after the next holder's grant (and any planted release)
+        }
         prev = Some(hold);
         w = next;
     }
+    if defect == Some(ConcurrentHolders) {
+        return Some(at);
+    }
+    planted_at
 }
 
 /// A worker other than `w` (or `w` itself when it is the only one).

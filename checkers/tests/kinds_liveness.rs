@@ -143,3 +143,19 @@ fn while_a_fault_is_active_the_lock_may_stay_unavailable() {
     let v = with_ttl(&partition_then_tries(None), &[], 1000, 1000);
     assert!(only(&v, StuckLock).is_empty(), "{:#?}", v.anomalies);
 }
+
+#[test]
+fn a_deadline_passed_with_only_unrelated_events_after_it_is_judged_at_the_end() {
+    let mut events = vec![
+        invoke(1, Acquire).lock("l").at_ms(0),
+        ok(1, Acquire).lock("l").lease("L1").at_ms(5),
+        info(1, Exit).at_ms(10),
+    ];
+    for i in 0..8u64 {
+        events.push(invoke(2, Acquire).lock("l").at_ms(20 + i * 200));
+        events.push(fail(2, Acquire).lock("l").at_ms(25 + i * 200));
+    }
+    events.push(invoke(3, Read).key("c").at_ms(5000));
+    let v = with_ttl(&history(events), &[], 1000, 1000);
+    assert_eq!(only(&v, StuckLock).len(), 1, "{:#?}", v.anomalies);
+}

@@ -24,15 +24,17 @@ fn shapes() -> impl Strategy<Value = Shape> {
         any::<bool>(),
         any::<bool>(),
         any::<bool>(),
+        any::<bool>(),
     )
         .prop_map(
-            |(workers, holds, writes_per_hold, tokens, counter, contended)| Shape {
+            |(workers, holds, writes_per_hold, tokens, counter, contended, all_wait)| Shape {
                 workers,
                 holds,
                 writes_per_hold,
                 tokens,
                 counter,
                 contended,
+                all_wait,
             },
         )
 }
@@ -69,6 +71,7 @@ proptest! {
         let kind = AnomalyKind::ALL[which];
         prop_assume!(plantable(kind, &shape));
         let s = generate(seed, &shape, Some(kind));
+        prop_assume!(s.planted.is_some());
         let v = check(&s.history, Some(&s.resource), &cfg());
         let found: BTreeSet<_> = v.anomalies.iter().map(|a| a.kind).collect();
         prop_assert_eq!(found, BTreeSet::from([kind]), "{:#?}", v.anomalies);
