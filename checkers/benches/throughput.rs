@@ -53,6 +53,7 @@ fn gen(dir: &Path, events: u64) {
         tokens: true,
         counter: true,
         contended: true,
+        all_wait: false,
     };
     let (mut nh, mut nr) = (0u64, 0u64);
     generate_into(42, &shape, None, &mut |item| match item {
