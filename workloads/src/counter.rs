@@ -69,26 +69,23 @@ pub async fn connect(target: &str) -> Result<Box<dyn CounterStore>, CounterError
     if target.starts_with("redis://") {
         let client = redis::Client::open(target).map_err(|e| config(e.to_string()))?;
         let conn = client
-            .get_multiplexed_async_connection()
+            .get_connection_manager()
             .await
             .map_err(|e| config(e.to_string()))?;
         Ok(Box::new(RedisCounter { conn }))
     } else {
-        let (client, conn) = tokio_postgres::connect(target, tokio_postgres::NoTls)
-            .await
-            .map_err(|e| config(e.to_string()))?;
-        tokio::spawn(conn);
-        client
-            .batch_execute("CREATE TABLE IF NOT EXISTS fence_counter (key text PRIMARY KEY, value bigint NOT NULL)")
-            .await
-            .map_err(|e| config(format!("creating table fence_counter: {e}")))?;
-        Ok(Box::new(PostgresCounter { client }))
+        let client = PostgresCounter::open(target).await.map_err(config)?;
+        Ok(Box::new(PostgresCounter {
+            target: target.to_string(),
+            client: tokio::sync::Mutex::new(Some(client)),
+        }))
     }
 }
 
-/// Redis `GET` / `SET` of `counter:<key>`.
+/// Redis `GET` / `SET` of `counter:<key>`. The connection manager reconnects after a partition
+/// heals or Redis restarts.
 pub struct RedisCounter {
-    conn: redis::aio::MultiplexedConnection,
+    conn: redis::aio::ConnectionManager,
 }
 
 impl CounterStore for RedisCounter {
@@ -123,16 +120,53 @@ impl CounterStore for RedisCounter {
     }
 }
 
-/// A row per counter in `fence_counter`, read with `SELECT` and written with an upsert.
+/// A row per counter in `fence_counter`, read with `SELECT` and written with an upsert. A closed
+/// connection (the server restarted, a partition broke it) is re-opened on the next operation.
 pub struct PostgresCounter {
-    client: tokio_postgres::Client,
+    target: String,
+    client: tokio::sync::Mutex<Option<tokio_postgres::Client>>,
+}
+
+impl PostgresCounter {
+    async fn open(target: &str) -> Result<tokio_postgres::Client, String> {
+        let (client, conn) = tokio_postgres::connect(target, tokio_postgres::NoTls)
+            .await
+            .map_err(|e| e.to_string())?;
+        tokio::spawn(conn);
+        client
+            .batch_execute(
+                "CREATE TABLE IF NOT EXISTS fence_counter (key text PRIMARY KEY, value bigint NOT NULL)",
+            )
+            .await
+            .map_err(|e| format!("creating table fence_counter: {e}"))?;
+        Ok(client)
+    }
+
+    /// The open connection, re-opened if it closed.
+    async fn client(
+        &self,
+    ) -> Result<tokio::sync::MappedMutexGuard<'_, tokio_postgres::Client>, String> {
+        let mut guard = self.client.lock().await;
+        if guard.as_ref().is_none_or(|c| c.is_closed()) {
+            *guard = None;
+            *guard = Some(Self::open(&self.target).await?);
+        }
+        tokio::sync::MutexGuard::try_map(guard, Option::as_mut)
+            .map_err(|_| "no connection".to_string())
+    }
 }
 
 impl CounterStore for PostgresCounter {
     fn read<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<i64, CounterError>> {
         Box::pin(async move {
+            let read = |message| CounterError::Read {
+                store: "postgres",
+                message,
+            };
             let row = self
-                .client
+                .client()
+                .await
+                .map_err(read)?
                 .query_opt("SELECT value FROM fence_counter WHERE key = $1", &[&key])
                 .await
                 .map_err(|e| CounterError::Read {
@@ -145,7 +179,12 @@ impl CounterStore for PostgresCounter {
 
     fn write<'a>(&'a self, key: &'a str, value: i64) -> BoxFuture<'a, Result<(), CounterError>> {
         Box::pin(async move {
-            self.client
+            // Not connected: nothing was sent, so nothing can have applied (a Read-kind error).
+            let client = self.client().await.map_err(|e| CounterError::Read {
+                store: "postgres",
+                message: format!("connecting before the write: {e}"),
+            })?;
+            client
                 .execute(
                     "INSERT INTO fence_counter (key, value) VALUES ($1, $2) \
                      ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",

@@ -9,7 +9,7 @@
 //! Keys carry a hash tag (`fc:{<key>}:...`) so that the script's keys share a cluster slot.
 
 use futures::future::BoxFuture;
-use redis::aio::MultiplexedConnection;
+use redis::aio::ConnectionManager;
 use redis::Script;
 use results::WriteResult;
 
@@ -42,7 +42,8 @@ return {result, hb or '', n}
 "#;
 
 pub struct RedisFenced {
-    conn: MultiplexedConnection,
+    /// Reconnects by itself after Redis restarts (a write in flight then is in doubt).
+    conn: ConnectionManager,
     script: Script,
     mode: Mode,
 }
@@ -61,7 +62,7 @@ impl RedisFenced {
         let client = redis::Client::open(url)
             .map_err(|e| ResourceError::backend(NAME, format!("{url}: {e}")))?;
         let conn = client
-            .get_multiplexed_async_connection()
+            .get_connection_manager()
             .await
             .map_err(|e| ResourceError::backend(NAME, format!("connect {url}: {e}")))?;
         Ok(Self {
