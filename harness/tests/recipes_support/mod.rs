@@ -244,6 +244,18 @@ pub async fn contention(bed: &Bed, n: usize, secs: u64) {
         log.iter().all(|e| e.result.is_accepted()),
         "a write without faults was rejected"
     );
+    // The project's own checkers agree: no anomaly of any kind.
+    let cfg = results::store::CheckConfig {
+        ttl: Some(bed.ttl),
+        ..Default::default()
+    };
+    let verdict = checkers::check(&events, Some(&log), &cfg);
+    eprintln!("{}: checkers say {:?}", bed.recipe, verdict.valid);
+    assert_eq!(
+        verdict.anomalies,
+        vec![],
+        "checkers found anomalies without faults"
+    );
 }
 
 /// What a worker did after its pause, as the history recorded it.
