@@ -1,5 +1,16 @@
 //! `fencecheck matrix`: many tests, one comparison table.
 //!
 //! - [`spec`]: the matrix file (cells × seeds, with expectations).
+//! - [`execute`]: runs every cell × seed through the run pipeline and writes the matrix files.
+//! - [`outcome`]: one run read back from its directory (kinds, first times, acquire latency).
+//! - [`judge`]: a cell's runs → its row and whether it kept its expectation; the exit code.
+//! - [`table`], [`html`]: `matrix.md` and the self-contained `matrix.html`.
 
+pub mod execute;
+pub mod html;
+pub mod judge;
+pub mod outcome;
 pub mod spec;
+pub mod table;
+
+pub use execute::{execute, MatrixReport};

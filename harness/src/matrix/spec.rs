@@ -1,6 +1,7 @@
 //! The matrix file: a grid of tests (cells), each repeated over the seeds, each with what the
-//! nightly job expects of it — `safe` (no failing anomaly on any seed) or `unsafe: <kind>` (the
-//! contrast must keep showing its anomaly on at least `min_rate` of the seeds). A cell that stops
+//! nightly job expects of it — `safe` (no failing anomaly on any seed), `unsafe: <kind>` (the
+//! contrast must keep showing its anomaly on at least `min_rate` of the seeds), `safe, shows:
+//! <kind>` (both: two holders observed, the fence kept them harmless) or `observe`. A cell that stops
 //! meeting its expectation fails the matrix (exit 1): a recipe regressed, or a contrast stopped
 //! demonstrating its harm.
 //!
@@ -24,6 +25,9 @@ pub enum Expectation {
     Safe,
     /// This anomaly on at least `min_rate` of the seeds.
     Unsafe { kind: AnomalyKind, min_rate: f64 },
+    /// No failing anomaly on any seed, and this (non-failing) anomaly on at least `min_rate` of
+    /// the seeds: the harm is observed and shown harmless (e.g. two holders, fenced).
+    SafeShowing { kind: AnomalyKind, min_rate: f64 },
     /// Recorded but not judged.
     Observe,
 }
@@ -69,9 +73,53 @@ struct RawCell {
     test: RawTest,
 }
 
+/// `safe` | `observe` | `unsafe: <kind>` | `safe, shows: <kind>` (absent: observe).
+fn parse_expect(e: Option<&str>, min_rate: f64) -> anyhow::Result<Expectation> {
+    let kind = |k: &str| {
+        AnomalyKind::parse(k.trim()).ok_or_else(|| {
+            let names: Vec<&str> = AnomalyKind::ALL.iter().map(|k| k.as_str()).collect();
+            anyhow::anyhow!(
+                "expect: unknown anomaly kind {:?}; use one of {}",
+                k.trim(),
+                names.join(", ")
+            )
+        })
+    };
+    Ok(match e.map(str::trim) {
+        None | Some("observe") => Expectation::Observe,
+        Some("safe") => Expectation::Safe,
+        Some(e) => {
+            if let Some(k) = e.strip_prefix("unsafe:") {
+                Expectation::Unsafe {
+                    kind: kind(k)?,
+                    min_rate,
+                }
+            } else if let Some(k) = e
+                .strip_prefix("safe,")
+                .and_then(|rest| rest.trim().strip_prefix("shows:"))
+            {
+                Expectation::SafeShowing {
+                    kind: kind(k)?,
+                    min_rate,
+                }
+            } else {
+                anyhow::bail!(
+                    "expect {e:?}: use safe, observe, \"unsafe: <anomaly kind>\" or \"safe, shows: <anomaly kind>\""
+                )
+            }
+        }
+    })
+}
+
 /// Parses and validates a matrix file's text; errors name the cell (1-based) and the field.
 pub fn parse(text: &str) -> anyhow::Result<Matrix> {
     let raw: RawMatrix = serde_saphyr::from_str(text)?;
+    if raw.name.is_empty() || raw.name.contains(['/', '\\']) || raw.name.starts_with('.') {
+        anyhow::bail!(
+            "name: {:?} must be a plain file name (it names the matrix's directory)",
+            raw.name
+        );
+    }
     if raw.seeds.is_empty() {
         anyhow::bail!("seeds: list at least one seed, e.g. seeds: [1, 2, 3]");
     }
@@ -81,21 +129,8 @@ pub fn parse(text: &str) -> anyhow::Result<Matrix> {
     let mut cells = Vec::new();
     for (i, cell) in raw.cells.into_iter().enumerate() {
         let n = i + 1;
-        let expect = match cell.expect.as_deref().map(str::trim) {
-            None | Some("observe") => Expectation::Observe,
-            Some("safe") => Expectation::Safe,
-            Some(e) => {
-                let kind = e
-                    .strip_prefix("unsafe:")
-                    .map(str::trim)
-                    .and_then(AnomalyKind::parse)
-                    .ok_or_else(|| anyhow::anyhow!("cell {n}: expect {e:?}: use safe, observe or \"unsafe: <anomaly kind>\""))?;
-                Expectation::Unsafe {
-                    kind,
-                    min_rate: raw.min_rate,
-                }
-            }
-        };
+        let expect = parse_expect(cell.expect.as_deref(), raw.min_rate)
+            .map_err(|e| anyhow::anyhow!("cell {n}: {e}"))?;
         let base = raw.defaults.clone().overlay(cell.test);
         let plans = raw
             .seeds
@@ -112,6 +147,16 @@ pub fn parse(text: &str) -> anyhow::Result<Matrix> {
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let label = plans.first().map(|p| p.name.clone()).unwrap_or_default();
+        // Runs are named (and their containers labelled) `<matrix>-<cell>`: a matrix's runs are
+        // grouped in the store, and never share a Docker run id with an ad-hoc run of the same
+        // test (a run sweeps leftovers of its own id at start).
+        let plans = plans
+            .into_iter()
+            .map(|p| TestPlan {
+                name: format!("{}-{}", raw.name, p.name),
+                ..p
+            })
+            .collect();
         if cells.iter().any(|c: &Cell| c.label == label) {
             anyhow::bail!("cell {n}: {label} appears twice; give one a `name:`");
         }
@@ -171,6 +216,40 @@ cells:
             .to_string();
         assert!(e.contains("cell 2: expect"), "{e}");
         assert!(parse(&M.replace("seeds: [1, 2]", "seeds: []")).is_err());
+    }
+
+    #[test]
+    fn runs_are_named_after_the_matrix_and_the_cell() {
+        let m = parse(M).unwrap();
+        assert_eq!(m.cells[0].label, "etcd-lease-strict-pause-holder");
+        assert_eq!(
+            m.cells[0].plans[0].name,
+            "nightly-etcd-lease-strict-pause-holder"
+        );
+        assert!(parse(&M.replace("name: nightly", "name: a/b")).is_err());
+    }
+
+    #[test]
+    fn safe_showing_a_harmless_anomaly() {
+        let m = parse(&M.replace(
+            "expect: safe",
+            "expect: \"safe, shows: concurrent-holders\"",
+        ))
+        .unwrap();
+        assert_eq!(
+            m.cells[0].expect,
+            Expectation::SafeShowing {
+                kind: AnomalyKind::ConcurrentHolders,
+                min_rate: 0.9
+            }
+        );
+        let e = parse(&M.replace("expect: safe", "expect: \"safe, shows: ghosts\""))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("cell 1: expect: unknown anomaly kind \"ghosts\""),
+            "{e}"
+        );
     }
 
     #[test]

@@ -1,0 +1,395 @@
+//! One cell's runs → one table row: the kinds found, the reproduction rate over the seeds, the
+//! median time to the first anomaly, acquire latency, harness errors, and whether the cell kept
+//! its expectation. Pure: the executor hands it outcomes read from disk, tests hand it made-up
+//! ones.
+//!
+//! Rules (the nightly job's contract):
+//! - `safe`: any failing anomaly on any seed fails the cell. Otherwise a seed that hit a harness
+//!   error makes the cell `error`, a seed with an unknown verdict makes it `unknown`.
+//! - `unsafe: K`: the rate is the share of decided seeds (valid or invalid verdict, or unknown
+//!   but showing K) on which K was found, whether or not K fails the run (so a
+//!   `concurrent-holders` contrast can be expected too). Below `min_rate` fails the cell;
+//!   otherwise errors / undecided seeds make it `error` / `unknown`.
+//! - `safe, shows: K`: both of the above (e.g. two holders observed, the fence kept it harmless).
+//! - `observe`: recorded, never judged (harness errors still count for the exit code).
+
+use super::outcome::{latency_histogram, RunOutcome};
+use super::spec::Expectation;
+use results::{AnomalyKind, Validity};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// How a cell did against its expectation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Pass,
+    Fail,
+    Unknown,
+    Error,
+    Observed,
+}
+
+impl Status {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "FAIL",
+            Status::Unknown => "unknown",
+            Status::Error => "error",
+            Status::Observed => "observed",
+        }
+    }
+}
+
+/// One row of the matrix.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellSummary {
+    pub label: String,
+    pub expect: String,
+    pub status: Status,
+    /// Why the status is what it is, in one line.
+    pub reason: String,
+    /// The kind the rate counts (the expected one), or none: any failing kind.
+    pub rate_kind: Option<AnomalyKind>,
+    /// Seeds on which it was found / seeds that decided.
+    pub hits: usize,
+    pub decided: usize,
+    /// Every kind found, with the number of seeds that showed it and whether it failed there.
+    pub kinds: BTreeMap<AnomalyKind, KindRow>,
+    /// Median over the seeds of the first anomaly counted by the rate (test time, ns).
+    pub median_first_ns: Option<u64>,
+    /// Acquire latency over all seeds (µs): p50, p99, count.
+    pub acquire_p50_us: Option<u64>,
+    pub acquire_p99_us: Option<u64>,
+    pub acquires: u64,
+    pub errors: usize,
+    pub unknowns: usize,
+    pub runs: Vec<RunOutcome>,
+}
+
+/// A kind across a cell's seeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct KindRow {
+    pub seeds: usize,
+    pub fails: bool,
+}
+
+impl CellSummary {
+    /// `hits/decided` as text, `-` when nothing decided.
+    pub fn rate_text(&self) -> String {
+        if self.decided == 0 {
+            "-".into()
+        } else {
+            format!(
+                "{}/{} ({:.0}%)",
+                self.hits,
+                self.decided,
+                100.0 * self.hits as f64 / self.decided as f64
+            )
+        }
+    }
+}
+
+/// The expectation as written in the file.
+pub fn expect_text(e: &Expectation) -> String {
+    match e {
+        Expectation::Safe => "safe".into(),
+        Expectation::Observe => "observe".into(),
+        Expectation::Unsafe { kind, .. } => format!("unsafe: {kind}"),
+        Expectation::SafeShowing { kind, .. } => format!("safe, shows: {kind}"),
+    }
+}
+
+/// Summarises and judges one cell.
+pub fn summarise(label: &str, expect: &Expectation, runs: Vec<RunOutcome>) -> CellSummary {
+    let rate_kind = match expect {
+        Expectation::Unsafe { kind, .. } | Expectation::SafeShowing { kind, .. } => Some(*kind),
+        Expectation::Safe | Expectation::Observe => None,
+    };
+    let shows = |r: &RunOutcome| match rate_kind {
+        Some(k) => r.kinds.contains_key(&k),
+        None => r.failed_anomaly(),
+    };
+    let first = |r: &RunOutcome| match rate_kind {
+        Some(k) => r.kinds.get(&k).and_then(|s| s.first_ns),
+        None => r.first_failing_ns(),
+    };
+    let errors = runs.iter().filter(|r| r.validity.is_none()).count();
+    let unknowns = runs
+        .iter()
+        .filter(|r| r.validity == Some(Validity::Unknown))
+        .count();
+    let decided: Vec<&RunOutcome> = runs
+        .iter()
+        .filter(|r| match r.validity {
+            Some(Validity::Valid | Validity::Invalid) => true,
+            Some(Validity::Unknown) => shows(r),
+            None => false,
+        })
+        .collect();
+    let hits = decided.iter().filter(|r| shows(r)).count();
+    let mut firsts: Vec<u64> = decided.iter().filter_map(|r| first(r)).collect();
+    firsts.sort_unstable();
+    let median_first_ns = match firsts.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(firsts[n / 2]),
+        n => Some((firsts[n / 2 - 1] + firsts[n / 2]) / 2),
+    };
+    let mut kinds: BTreeMap<AnomalyKind, KindRow> = BTreeMap::new();
+    for r in &runs {
+        for (kind, seen) in &r.kinds {
+            let row = kinds.entry(*kind).or_insert(KindRow {
+                seeds: 0,
+                fails: false,
+            });
+            row.seeds += 1;
+            row.fails |= seen.fails;
+        }
+    }
+    let mut hist = latency_histogram();
+    for r in &runs {
+        let _ = hist.add(&r.acquire_us);
+    }
+    let acquires = hist.len();
+    let (status, reason) = judge(expect, &runs, hits, decided.len(), errors, unknowns);
+    CellSummary {
+        label: label.to_string(),
+        expect: expect_text(expect),
+        status,
+        reason,
+        rate_kind,
+        hits,
+        decided: decided.len(),
+        kinds,
+        median_first_ns,
+        acquire_p50_us: (acquires > 0).then(|| hist.value_at_quantile(0.5)),
+        acquire_p99_us: (acquires > 0).then(|| hist.value_at_quantile(0.99)),
+        acquires,
+        errors,
+        unknowns,
+        runs,
+    }
+}
+
+fn judge(
+    expect: &Expectation,
+    runs: &[RunOutcome],
+    hits: usize,
+    decided: usize,
+    errors: usize,
+    unknowns: usize,
+) -> (Status, String) {
+    let incomplete = || {
+        if errors > 0 {
+            (
+                Status::Error,
+                format!("{errors} of {} seeds hit a harness error", runs.len()),
+            )
+        } else {
+            (
+                Status::Unknown,
+                format!("{unknowns} of {} seeds had an unknown verdict", runs.len()),
+            )
+        }
+    };
+    // A failing anomaly in a cell expected safe is definite, whatever else went wrong.
+    if matches!(expect, Expectation::Safe | Expectation::SafeShowing { .. }) {
+        let bad: Vec<String> = runs
+            .iter()
+            .filter(|r| r.failed_anomaly())
+            .map(|r| {
+                let kinds: Vec<&str> = r.failing_kinds().map(|k| k.as_str()).collect();
+                format!("seed {}: {}", r.seed, kinds.join(", "))
+            })
+            .collect();
+        if !bad.is_empty() {
+            return (
+                Status::Fail,
+                format!(
+                    "expected safe, found failing anomalies ({})",
+                    bad.join("; ")
+                ),
+            );
+        }
+    }
+    if let Expectation::Unsafe { kind, min_rate } | Expectation::SafeShowing { kind, min_rate } =
+        expect
+    {
+        if decided == 0 {
+            return incomplete();
+        }
+        let rate = hits as f64 / decided as f64;
+        if rate + 1e-9 < *min_rate {
+            return (
+                Status::Fail,
+                format!(
+                    "expected {kind} on at least {:.0}% of seeds, found on {hits} of {decided}",
+                    min_rate * 100.0
+                ),
+            );
+        }
+    }
+    if let Expectation::Observe = expect {
+        return (Status::Observed, "not judged".into());
+    }
+    if errors > 0 {
+        return incomplete();
+    }
+    let undecided = runs.len() - decided;
+    let unsure = match expect {
+        Expectation::Unsafe { .. } => undecided > 0,
+        _ => unknowns > 0,
+    };
+    if unsure {
+        return incomplete();
+    }
+    (Status::Pass, "as expected".into())
+}
+
+/// The matrix's exit code: 1 if a cell failed its expectation, else 3 if any run hit a harness
+/// error, else 2 if a judged cell is unknown, else 0.
+pub fn exit_code(cells: &[CellSummary]) -> u8 {
+    if cells.iter().any(|c| c.status == Status::Fail) {
+        1
+    } else if cells.iter().any(|c| c.errors > 0) {
+        3
+    } else if cells.iter().any(|c| c.status == Status::Unknown) {
+        2
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matrix::outcome::KindSeen;
+
+    fn run(
+        seed: u64,
+        validity: Option<Validity>,
+        kinds: &[(AnomalyKind, bool, u64)],
+    ) -> RunOutcome {
+        let mut r = RunOutcome::failed(seed, None, String::new(), 1.0);
+        r.error = validity
+            .is_none()
+            .then(|| "containers did not start".to_string());
+        r.validity = validity;
+        for &(kind, fails, t) in kinds {
+            r.kinds.insert(
+                kind,
+                KindSeen {
+                    count: 1,
+                    fails,
+                    first_ns: Some(t),
+                },
+            );
+        }
+        r
+    }
+
+    const STALE: AnomalyKind = AnomalyKind::StaleAcceptedWrite;
+    const HOLDERS: AnomalyKind = AnomalyKind::ConcurrentHolders;
+    const INVALID: Option<Validity> = Some(Validity::Invalid);
+    const VALID: Option<Validity> = Some(Validity::Valid);
+
+    fn unsafe_stale() -> Expectation {
+        Expectation::Unsafe {
+            kind: STALE,
+            min_rate: 0.9,
+        }
+    }
+
+    #[test]
+    fn a_safe_cell_fails_on_one_failing_anomaly_even_beside_a_harness_error() {
+        let c = summarise(
+            "c",
+            &Expectation::Safe,
+            vec![
+                run(1, VALID, &[(HOLDERS, false, 5)]),
+                run(2, INVALID, &[(STALE, true, 7)]),
+                run(3, None, &[]),
+            ],
+        );
+        assert_eq!(c.status, Status::Fail);
+        assert!(
+            c.reason.contains("seed 2: stale-accepted-write"),
+            "{}",
+            c.reason
+        );
+        assert_eq!((c.hits, c.decided, c.errors), (1, 2, 1));
+        assert_eq!(exit_code(&[c]), 1);
+    }
+
+    #[test]
+    fn an_unsafe_cell_needs_its_kind_on_min_rate_of_the_decided_seeds() {
+        let c = summarise(
+            "c",
+            &unsafe_stale(),
+            vec![
+                run(1, INVALID, &[(STALE, true, 4_000)]),
+                run(2, INVALID, &[(STALE, true, 2_000)]),
+                run(3, VALID, &[]),
+            ],
+        );
+        assert_eq!(c.status, Status::Fail);
+        assert_eq!(c.rate_text(), "2/3 (67%)");
+        assert_eq!(c.median_first_ns, Some(3_000));
+        let ok = summarise(
+            "c",
+            &unsafe_stale(),
+            vec![
+                run(1, INVALID, &[(STALE, true, 4_000)]),
+                run(2, INVALID, &[(STALE, true, 2_000)]),
+                run(3, INVALID, &[(STALE, true, 9_000)]),
+            ],
+        );
+        assert_eq!((ok.status, ok.median_first_ns), (Status::Pass, Some(4_000)));
+        assert_eq!(exit_code(&[ok]), 0);
+    }
+
+    #[test]
+    fn errors_and_unknowns_are_not_passes() {
+        let c = summarise(
+            "c",
+            &unsafe_stale(),
+            vec![run(1, INVALID, &[(STALE, true, 1)]), run(2, None, &[])],
+        );
+        assert_eq!((c.status, c.hits, c.decided), (Status::Error, 1, 1));
+        assert_eq!(exit_code(&[c]), 3);
+        let u = summarise(
+            "c",
+            &Expectation::Safe,
+            vec![run(1, VALID, &[]), run(2, Some(Validity::Unknown), &[])],
+        );
+        assert_eq!(u.status, Status::Unknown);
+        assert_eq!(exit_code(&[u]), 2);
+    }
+
+    #[test]
+    fn safe_showing_counts_a_non_failing_kind_and_observe_is_never_judged() {
+        let c = summarise(
+            "c",
+            &Expectation::SafeShowing {
+                kind: HOLDERS,
+                min_rate: 0.9,
+            },
+            vec![
+                run(1, VALID, &[(HOLDERS, false, 3)]),
+                run(2, VALID, &[(HOLDERS, false, 5)]),
+            ],
+        );
+        assert_eq!(
+            (c.status, c.hits, c.median_first_ns),
+            (Status::Pass, 2, Some(4))
+        );
+        let o = summarise(
+            "o",
+            &Expectation::Observe,
+            vec![run(1, INVALID, &[(STALE, true, 1)])],
+        );
+        assert_eq!((o.status, o.hits), (Status::Observed, 1));
+        assert_eq!(exit_code(&[o]), 0);
+    }
+}
