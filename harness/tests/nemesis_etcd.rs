@@ -9,7 +9,7 @@ use etcd_client::{Client, ConnectOptions, GetOptions, LockOptions};
 use harness::cluster::System;
 use harness::docker::{ContainerSpec, Role};
 use nemesis::Nemesis;
-use nemesis_support::{first_targets, fixture, plan, states};
+use nemesis_support::{first_targets, fixture, plan, states, wait_for_events};
 use std::time::{Duration, Instant};
 
 async fn client(port: Option<u16>, timeout: Duration) -> Client {
@@ -87,7 +87,7 @@ async fn a_paused_holders_lease_expires_and_another_client_acquires() {
     let nemesis = Nemesis::new(&fx.control, &fx.topology, &fx.history, fx.clock);
     let plan = plan("etcd", "- at 0s start pause-holder for 6s\n");
     let check = async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        wait_for_events(&fx, 1).await;
         let st = states(&fx, &worker.name).await;
         assert!(
             !st.is_empty() && st.iter().all(|s| *s == 'T'),

@@ -8,7 +8,7 @@ mod nemesis_support;
 use harness::cluster::System;
 use harness::control::{audit, iptables, DockerControl, DockerRestart};
 use nemesis::{Grudge, Nemesis, NodeControl, Signal, Topology};
-use nemesis_support::{fixture, plan, states};
+use nemesis_support::{fixture, plan, states, wait_for_events};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,12 +24,15 @@ async fn a_cancelled_run_and_a_dropped_control_both_leave_nothing_hurt() {
         "- at 0s pause-node for 30s pick 1\n- at 0s majorities-ring for 30s\n",
     );
     let during = async {
-        tokio::time::sleep(Duration::from_millis(800)).await;
+        wait_for_events(&fx, 2).await;
         let hurt = audit(fx.env.docker(), &names).await.expect("audit");
         let stopped = states(&fx, &names[1]).await;
         (hurt, stopped)
     };
-    let cancel = tokio::time::sleep(Duration::from_millis(1500));
+    let cancel = async {
+        wait_for_events(&fx, 2).await;
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+    };
     let (summary, (hurt, stopped)) = tokio::join!(nemesis.run(&plan, cancel), during);
     let summary = summary.expect("nemesis run");
     assert!(summary.cancelled);

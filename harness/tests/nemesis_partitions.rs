@@ -8,19 +8,7 @@ mod nemesis_support;
 use harness::cluster::System;
 use harness::docker::{ContainerSpec, Role};
 use nemesis::Nemesis;
-use nemesis_support::{fixture, plan, reaches};
-use std::time::{Duration, Instant};
-
-async fn wait_for_events(fx: &nemesis_support::Fixture, n: usize) {
-    let start = Instant::now();
-    while fx.events().len() < n {
-        assert!(
-            start.elapsed() < Duration::from_secs(15),
-            "event {n} never came"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+use nemesis_support::{fixture, plan, reaches, wait_for_events};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn isolate_worker_keeps_the_resource_and_isolate_resource_cuts_it_from_everyone() {

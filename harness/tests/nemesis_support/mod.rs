@@ -169,3 +169,15 @@ pub fn reaches(from: &str, to: &str, port: u16) -> bool {
         .map(|s| s.success())
         .unwrap_or(false)
 }
+
+/// Waits until the history holds at least `n` nemesis events (faults have taken effect).
+pub async fn wait_for_events(fx: &Fixture, n: usize) {
+    let start = std::time::Instant::now();
+    while fx.events().len() < n {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(15),
+            "event {n} never came"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
