@@ -140,6 +140,10 @@ pub struct TestPlan {
     pub renew_interval: Dur,
     pub session_timeout: Dur,
     pub op_timeout: Dur,
+    /// How long one acquire may wait for a held lock before it fails certainly (absent: the
+    /// recipe's default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acquire_timeout: Option<Dur>,
     pub discipline: Discipline,
     pub renewal: Renewal,
     pub time_limit: Dur,
@@ -166,23 +170,9 @@ pub struct TestPlan {
 }
 
 impl TestPlan {
-    /// The command line that re-runs exactly this test (same seed).
-    pub fn rerun_command(&self) -> String {
-        let mut cmd = format!(
-            "fencecheck run --recipe {} --resource {} --workers {} --ttl {} --time-limit {} --seed {}",
-            self.recipe, self.resource, self.workers, self.ttl, self.time_limit, self.seed
-        );
-        if self.nemesis.is_empty() {
-            cmd.push_str(" --nemesis none");
-        } else {
-            cmd.push_str(&format!(" --nemesis {}", self.nemesis.join(",")));
-        }
-        if !self.memory_bugs.is_empty() {
-            cmd.push_str(&format!(" --memory-bugs {}", self.memory_bugs.join(",")));
-        }
-        if self.workload == Workload::Counter {
-            cmd.push_str(" --workload counter");
-        }
-        cmd
+    /// The command line that re-runs exactly this test (same seed, same everything): the run's
+    /// own `test.yaml` is the fully resolved test, so it is the most exact way to say it.
+    pub fn rerun_command(&self, test_yaml: &std::path::Path) -> String {
+        format!("fencecheck run --config {}", test_yaml.display())
     }
 }

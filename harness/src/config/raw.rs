@@ -20,6 +20,7 @@ pub struct RawTest {
     pub renew_interval: Option<Dur>,
     pub session_timeout: Option<Dur>,
     pub op_timeout: Option<Dur>,
+    pub acquire_timeout: Option<Dur>,
     pub discipline: Option<String>,
     pub renewal: Option<String>,
     pub time_limit: Option<Dur>,
@@ -35,6 +36,10 @@ pub struct RawTest {
     pub recovery: Option<Dur>,
     pub image: Option<String>,
     pub memory_bugs: Option<Vec<String>>,
+    /// The fault plan a stored `test.yaml` shows. It is drawn from the seed, so reading it back
+    /// changes nothing; it is accepted so that a run's own `test.yaml` re-runs as it is.
+    #[serde(default, skip_serializing)]
+    pub fault_plan: Option<Vec<String>>,
 }
 
 impl RawTest {
@@ -59,6 +64,7 @@ impl RawTest {
             renew_interval,
             session_timeout,
             op_timeout,
+            acquire_timeout,
             discipline,
             renewal,
             time_limit,
@@ -73,7 +79,8 @@ impl RawTest {
             recovery_slack,
             recovery,
             image,
-            memory_bugs
+            memory_bugs,
+            fault_plan
         );
         self
     }

@@ -158,6 +158,14 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         ));
     }
 
+    let acquire_timeout = raw.acquire_timeout;
+    if acquire_timeout.is_some_and(|d| d.get().is_zero()) {
+        return Err(err(
+            "acquire_timeout",
+            "an acquire timeout of 0 never waits for the lock; use e.g. 1s",
+        ));
+    }
+
     let discipline = match raw.discipline.as_deref().unwrap_or("continue") {
         "stop" => Discipline::Stop,
         "continue" => Discipline::Continue,
@@ -323,6 +331,7 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         renew_interval,
         session_timeout,
         op_timeout,
+        acquire_timeout,
         discipline,
         renewal,
         time_limit,
@@ -365,7 +374,9 @@ mod tests {
         );
         assert_eq!(p.seed, 7);
         assert!(!p.fail_on.contains(&AnomalyKind::ConcurrentHolders));
-        assert!(p.rerun_command().contains("--seed 7"));
+        assert!(p
+            .rerun_command(std::path::Path::new("t.yaml"))
+            .ends_with("--config t.yaml"));
     }
 
     #[test]

@@ -175,14 +175,7 @@ fn worker_args(
     resource: &Node,
     clock_start: u64,
 ) -> Vec<String> {
-    let discipline = match (plan.discipline, plan.renewal) {
-        (crate::config::Discipline::Stop, crate::config::Renewal::Background) => "stop,background",
-        (crate::config::Discipline::Stop, crate::config::Renewal::Inline) => "stop,inline",
-        (crate::config::Discipline::Continue, crate::config::Renewal::Background) => {
-            "continue,background"
-        }
-        (crate::config::Discipline::Continue, crate::config::Renewal::Inline) => "continue,inline",
-    };
+    let discipline = format!("{},{}", plan.discipline.as_str(), plan.renewal.as_str());
     let mut args = vec![
         "worker".to_string(),
         format!("--listen=0.0.0.0:{WORKER_PORT}"),
@@ -197,6 +190,9 @@ fn worker_args(
         format!("--discipline={discipline}"),
         format!("--clock-start={clock_start}"),
     ];
+    if let Some(t) = plan.acquire_timeout {
+        args.push(format!("--acquire-timeout={t}"));
+    }
     if plan.workload == Workload::FencedWrite {
         args.push(format!("--resource={}", resource.address));
     }
@@ -208,7 +204,8 @@ pub fn worker_name(i: usize) -> String {
     format!("worker-{}", i + 1)
 }
 
-/// Starts every worker container concurrently.
+/// Starts every worker container concurrently, named `worker-1` ... (the container's short name
+/// and the worker's owner name are the same).
 pub async fn start_workers(
     env: &RunEnv,
     plan: &TestPlan,
@@ -216,13 +213,27 @@ pub async fn start_workers(
     resource: &Node,
     clock_start: u64,
 ) -> anyhow::Result<Vec<Node>> {
+    let names: Vec<(String, String)> = (0..plan.workers as usize)
+        .map(|i| (worker_name(i), worker_name(i)))
+        .collect();
+    start_named_workers(env, plan, &names, lock, resource, clock_start).await
+}
+
+/// Starts one worker container per `(container short name, owner name)`, concurrently.
+pub async fn start_named_workers(
+    env: &RunEnv,
+    plan: &TestPlan,
+    names: &[(String, String)],
+    lock: &ClusterHandle,
+    resource: &Node,
+    clock_start: u64,
+) -> anyhow::Result<Vec<Node>> {
     let binary = std::env::current_exe().context("locating the fencecheck binary to mount")?;
-    let starts = (0..plan.workers as usize).map(|i| {
-        let name = worker_name(i);
+    let starts = names.iter().map(|(container, owner)| {
         let spec = ContainerSpec::fencecheck(
-            &name,
+            container,
             binary.clone(),
-            worker_args(plan, &name, lock, resource, clock_start),
+            worker_args(plan, owner, lock, resource, clock_start),
         )
         .port(WORKER_PORT)
         .role(Role::Worker)
@@ -252,7 +263,7 @@ mod tests {
             1,
         )
         .unwrap();
-        assert_eq!(run_id(&plan), "etcd-lease-strict-pause-holder-kill-worke");
+        assert_eq!(run_id(&plan), "etcd-lease-strict-pause-holder-kill-work");
         assert!(run_id(&plan)
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-'));

@@ -104,7 +104,11 @@ pub fn execute(plan: TestPlan, options: &Options) -> anyhow::Result<u8> {
     eprint!("{phases}");
     print!(
         "{}",
-        summary::render(&verdict, &dir.path, &plan.rerun_command())
+        summary::render(
+            &verdict,
+            &dir.path,
+            &plan.rerun_command(&dir.file(layout::TEST_YAML))
+        )
     );
     match recorded {
         Ok(()) => Ok(verdict.valid.exit_code()),

@@ -20,7 +20,10 @@ pub fn create_run_dir(root: &Path, plan: &TestPlan) -> anyhow::Result<RunDir> {
 /// (Re)writes `test.yaml`: the plan, then any extra resolved sections (the fault plan).
 pub fn write_test_yaml(dir: &RunDir, plan: &TestPlan, extra: Option<&str>) -> anyhow::Result<()> {
     let mut text = String::from("# The fully resolved test of this run. Re-run it with:\n");
-    text.push_str(&format!("#   {}\n", plan.rerun_command()));
+    text.push_str(&format!(
+        "#   {}\n",
+        plan.rerun_command(&dir.file(layout::TEST_YAML))
+    ));
     text.push_str(&serde_saphyr::to_string(plan).context("cannot serialize the test plan")?);
     if let Some(extra) = extra {
         text.push_str(extra);
@@ -69,7 +72,10 @@ mod tests {
         assert!(text.contains("ttl: 2s"), "{text}");
         assert!(text.contains("recovery_slack: 5s"), "{text}");
         assert!(text.contains("- stale-accepted-write"), "{text}");
-        assert!(text.contains("--seed 42"), "{text}");
+        assert!(text.contains("fencecheck run --config "), "{text}");
+        // The stored test re-runs as it is: reading it back gives the same plan.
+        let back = crate::config::load_file(&dir.file(layout::TEST_YAML)).unwrap();
+        assert_eq!(validate(back, 0).unwrap(), plan);
         std::fs::remove_dir_all(&root).unwrap();
     }
 }
