@@ -164,6 +164,36 @@ async fn counter_workload_on(target: &str) {
     );
 }
 
+/// The store records each decision's attempt: `resolve` finds a decided attempt (with its
+/// decision) and does not invent one that was never sent. This is what settles writes in doubt.
+async fn resolve_finds_decided_attempts(
+    kind: BackendKind,
+    at: &Endpoints,
+    mut w: workloads::resource::WriteRequest,
+) {
+    let store =
+        workloads::resource::open_backend(kind, Mode::Strict, at, &[], Duration::from_secs(30))
+            .await
+            .unwrap();
+    w.key = format!("resolve-{}", kind.as_str());
+    let d = store.decide(&w, 1).await.unwrap();
+    assert_eq!(store.resolve(&w, 1).await.unwrap(), Some(d.result));
+    let mut stale = w.clone();
+    stale.token = Some(0);
+    stale.op_id = "stale".into();
+    let d2 = store.decide(&stale, 2).await.unwrap();
+    assert_eq!(d2.result, WriteResult::RejectedStaleFence);
+    assert_eq!(
+        store.resolve(&stale, 2).await.unwrap(),
+        Some(WriteResult::RejectedStaleFence)
+    );
+    assert_eq!(
+        store.resolve(&stale, 3).await.unwrap(),
+        None,
+        "attempt 3 was never sent"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn redis_fenced_against_real_redis() {
     let mut docker = Docker::new("redis");
@@ -183,6 +213,7 @@ async fn redis_fenced_against_real_redis() {
     token_rule_semantics(BackendKind::RedisFenced, &at).await;
     token_rule_hammer(BackendKind::RedisFenced, &at).await;
     counter_workload_on(at.redis.as_deref().unwrap()).await;
+    resolve_finds_decided_attempts(BackendKind::RedisFenced, &at, write("k", Some(3), "r")).await;
     let id = docker.id.clone();
     drop(docker);
     assert_eq!(Docker::leftovers(&id), "", "containers left behind");
@@ -209,6 +240,7 @@ async fn postgres_against_real_postgresql() {
     token_rule_semantics(BackendKind::Postgres, &at).await;
     let entries = token_rule_hammer(BackendKind::Postgres, &at).await;
     counter_workload_on(&conn).await;
+    resolve_finds_decided_attempts(BackendKind::Postgres, &at, write("k", Some(3), "r")).await;
 
     // PostgreSQL's own ledger, written in the deciding transaction, lists each key's decisions
     // in the order it made them: the log must list them in that same order.
@@ -434,6 +466,9 @@ async fn etcd_guard_against_real_etcd() {
         accepted > 100 && accepted < 1900,
         "a mix of decisions ({accepted} accepted)"
     );
+    let r = acquire(&mut kv, "locks/resolve-etcd-guard").await;
+    let w = guarded("k", "locks/resolve-etcd-guard", Some(r), "r");
+    resolve_finds_decided_attempts(BackendKind::EtcdGuard, &at, w).await;
     let id = docker.id.clone();
     drop(docker);
     assert_eq!(Docker::leftovers(&id), "", "containers left behind");

@@ -34,7 +34,8 @@ use futures::future::BoxFuture;
 use results::WriteResult;
 
 /// A store that decides fenced writes. The server calls `decide` for one key at a time (see
-/// [`server`]), so an implementation must be atomic against the store itself, not against itself.
+/// [`server`]), so an implementation must be atomic against the store's other clients (lock
+/// clients changing etcd lock keys, another resource) — it never sees two writes to one key.
 pub trait Resource: Send + Sync {
     /// Decides one write: applies it if the rule of `mode` allows, and reports the decision with
     /// the highest token accepted for the key before it, as the store saw them. The store also
