@@ -83,20 +83,21 @@ impl Cluster for Sentinel {
 
     fn waves(&self, name: &dyn Fn(&str) -> String) -> Vec<Vec<ContainerSpec>> {
         let master = name("redis-1");
-        let mut data =
+        // Redis 7 waits 5 s for more replicas before a diskless full sync; here they all connect
+        // at once, and after a failover the new master should feed them at once too.
+        let announce = |short: &str| {
             vec![
-                server_spec("redis-1", &["--replica-announce-ip".into(), master.clone()])
-                    .role(Role::Master),
-            ];
+                "--replica-announce-ip".to_string(),
+                name(short),
+                "--repl-diskless-sync-delay".to_string(),
+                "0".to_string(),
+            ]
+        };
+        let mut data = vec![server_spec("redis-1", &announce("redis-1")).role(Role::Master)];
         for i in 2..=REPLICAS + 1 {
             let short = format!("redis-{i}");
-            let extra = [
-                "--replicaof".to_string(),
-                master.clone(),
-                PORT.to_string(),
-                "--replica-announce-ip".to_string(),
-                name(&short),
-            ];
+            let mut extra = vec!["--replicaof".to_string(), master.clone(), PORT.to_string()];
+            extra.extend(announce(&short));
             let synced = "MASTER <-> REPLICA sync: Finished with success";
             data.push(
                 server_spec(&short, &extra)
