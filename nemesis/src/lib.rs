@@ -10,6 +10,20 @@
 //! - `targets`: what a fault hits at its start time (holder, leader, a drawn member, a grudge).
 //! - [`executor`]: runs a plan, records nemesis events, heals everything on every exit.
 //! - [`fake`]: in-memory control and topology for fast tests.
+//!
+//! ```no_run
+//! use nemesis::fake::{FakeControl, StaticTopology};
+//! use nemesis::{Context, Nemesis, Timeline};
+//! # async fn demo(history: &results::jsonl::HistoryWriter) -> Result<(), Box<dyn std::error::Error>> {
+//! let ctx = Context { system: "etcd".into(), ttl: std::time::Duration::from_secs(2), time_limit: None };
+//! let plan = Timeline::from_yaml("- at 5s start pause-holder for 6s\n- at 15s halves for 10s\n")?
+//!     .validate(&ctx)?; // a bad line is a ScheduleError naming it
+//! let (control, topology) = (FakeControl::new(), StaticTopology::new(5, 3));
+//! let nemesis = Nemesis::new(&control, &topology, history, results::RunClock::start());
+//! let ctrl_c = async { let _ = tokio::signal::ctrl_c().await; };
+//! nemesis.run(&plan, ctrl_c).await?; // heals on every path, Ctrl-C included
+//! # Ok(()) }
+//! ```
 
 pub mod control;
 pub mod executor;
