@@ -113,16 +113,23 @@ fn an_unfenced_resource_accepts_the_stale_write_and_fails() {
         &["--resource", "none", "--time-limit", "14s", "--seed", "1"],
     );
     assert_eq!(out.status.code(), Some(1), "{}", explain(&out));
-    let r = results(&latest(&root));
+    let dir = latest(&root);
+    let r = results(&dir);
     assert_eq!(r["valid"], false);
     assert!(
         kinds(&r).contains(&"stale-accepted-write".to_string()),
         "{r}"
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
+    let rerun = format!(
+        "re-run:  fencecheck run --config {}",
+        dir.join("test.yaml").display()
+    );
+    assert!(stdout.contains(&rerun), "{stdout}");
+    let test_yaml = std::fs::read_to_string(dir.join("test.yaml")).unwrap();
     assert!(
-        stdout.contains("re-run:  fencecheck run") && stdout.contains("--seed 1"),
-        "{stdout}"
+        test_yaml.contains("seed: 1\n") && test_yaml.contains("resource: none"),
+        "{test_yaml}"
     );
     let _ = std::fs::remove_dir_all(&root);
 }
