@@ -257,3 +257,22 @@ async fn a_worker_that_dies_while_holding_gets_an_exit_event_at_once() {
         ]
     );
 }
+
+#[tokio::test]
+async fn inline_renewal_discovers_the_loss_at_the_write_and_still_records_it_first() {
+    let (events, resource) = early_loss("stop,inline").await;
+    let fs: Vec<_> = events.iter().map(|e| (e.f.clone(), e.kind)).collect();
+    assert_eq!(
+        fs,
+        [
+            (F::Acquire, OpType::Invoke),
+            (F::Acquire, OpType::Ok),
+            (F::Write, OpType::Invoke),
+            (F::LeaseLost, OpType::Info),
+            (F::Write, OpType::Fail),
+            (F::Release, OpType::Invoke),
+            (F::Release, OpType::Fail),
+        ]
+    );
+    assert!(resource.log().is_empty());
+}
