@@ -1,5 +1,17 @@
 //! `fencecheck replay`: an incident's exact order of events, replayed against a real provider.
 //!
 //! - [`scenario`]: the scenario file, parsed and validated before anything starts.
+//! - [`execute`]: one scenario on one provider: stage, steps, heal, teardown, check.
+//! - [`stage`]: the worker containers, named after the scenario's workers.
+//! - [`actor`]: one worker's operations, recorded; open across a pause.
+//! - [`steps`]: each step applied, its row of the table filled and its expectation checked.
+//! - [`probe`]: `wait: lease-expired`, asked of the provider.
+//! - [`table`]: the step table and the evidence of each anomaly, as printed.
 
+pub mod actor;
+pub mod execute;
+pub mod probe;
 pub mod scenario;
+pub mod stage;
+pub mod steps;
+pub mod table;

@@ -49,14 +49,26 @@ pub enum Control {
     LeaseExpired(String),
     /// Wait a fixed time (for a scenario that is about time itself).
     Sleep(Dur),
-    /// The lock is held by someone and stays so for this long: nobody else can acquire.
+    /// Heal every fault the scenario applied: resume paused workers and nodes, remove cuts.
     Heal,
+    /// SIGSTOP every process of a node of the lock service (`master` / `leader`: whoever leads
+    /// when the step runs; or a short name such as `redis-1`, `etcd-2`).
+    PauseNode(String),
+    /// SIGCONT a node paused by `nemesis: pause <node>` (`master` / `leader`: the one paused).
+    ResumeNode(String),
+    /// Cut the Redis master off from its replicas (the sentinels still see both): whatever it
+    /// acknowledges now is not replicated.
+    CutReplication,
+    /// Wait until the sentinels name a master other than the one at the step's start.
+    Failover,
 }
 
 /// An expectation on a step's outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Expect {
     Result(results::OpResult),
+    /// An acquire that took the lock (`ok`).
+    Acquired,
     /// The step could not take the lock because someone holds it.
     LockHeld,
     /// `token > W.token` (or `>=`, `<`, `==`).
@@ -115,6 +127,12 @@ pub struct Scenario {
     pub steps: Vec<Step>,
     /// Anomalies the final check must report (e.g. the stuck-lock scenario).
     pub expect_anomalies: Vec<results::AnomalyKind>,
+    /// `recovery_slack` of the run's check (stuck-lock's patience beyond the ttl).
+    pub recovery_slack: Option<Dur>,
+    /// How long one acquire waits for a held lock before it fails (default: the ttl).
+    pub acquire_timeout: Option<Dur>,
+    /// Where the workers renew: `background` (default) or `inline` (only before a write).
+    pub renewal: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -132,6 +150,9 @@ struct RawScenario {
     steps: Vec<Spanned<BTreeMap<String, String>>>,
     #[serde(default)]
     expect_anomalies: Vec<String>,
+    recovery_slack: Option<Dur>,
+    acquire_timeout: Option<Dur>,
+    renewal: Option<String>,
 }
 
 fn default_resource() -> String {
@@ -172,6 +193,21 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
             "the scenario names no workers: add `workers: [A, B]`",
         ));
     }
+    let mut seen = std::collections::BTreeSet::new();
+    for w in &raw.workers {
+        let ok = !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !ok || matches!(w.as_str(), "wait" | "nemesis" | "expect") {
+            return Err(at(1, format!("worker name {w:?}: use letters, digits, - and _ (and not wait, nemesis, expect)")));
+        }
+        if !seen.insert(w.to_ascii_lowercase()) {
+            return Err(at(
+                1,
+                format!("worker {w:?} is named twice (names are compared ignoring case)"),
+            ));
+        }
+    }
     let expect_anomalies = raw
         .expect_anomalies
         .iter()
@@ -197,24 +233,40 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
             return Err(at(line, "empty step"));
         };
         let step = match who.as_str() {
-            "wait" => Step::Control { control: parse_wait(&what, &raw.workers, line)?, expect, line },
+            "wait" => Step::Control {
+                control: parse_wait(&what, &raw.workers, line)?,
+                expect,
+                line,
+            },
             "nemesis" => Step::Control {
-                control: match what.trim() {
-                    "heal" => Control::Heal,
-                    other => return Err(at(line, format!("unknown nemesis action {other:?}; use heal (worker faults are worker steps: pause, resume, kill, isolate)"))),
-                },
+                control: parse_nemesis(&what, line)?,
                 expect,
                 line,
             },
             worker => {
                 if !raw.workers.iter().any(|w| w == worker) {
-                    return Err(at(line, format!("unknown worker {worker:?}; the scenario's workers are {}", raw.workers.join(", "))));
+                    return Err(at(
+                        line,
+                        format!(
+                            "unknown worker {worker:?}; the scenario's workers are {}",
+                            raw.workers.join(", ")
+                        ),
+                    ));
                 }
                 let action = parse_action(&what, line)?;
                 match action {
-                    Action::Acquire => acquired.push(raw.workers.iter().find(|w| *w == worker).map(|s| s.as_str()).unwrap_or_default()),
+                    Action::Acquire => acquired.push(
+                        raw.workers
+                            .iter()
+                            .find(|w| *w == worker)
+                            .map(|s| s.as_str())
+                            .unwrap_or_default(),
+                    ),
                     Action::Write(_) | Action::Release if !acquired.contains(&worker) => {
-                        return Err(at(line, format!("worker {worker} cannot {what:?} before its first acquire")));
+                        return Err(at(
+                            line,
+                            format!("worker {worker} cannot {what:?} before its first acquire"),
+                        ));
                     }
                     _ => {}
                 }
@@ -223,7 +275,12 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
                         return Err(at(line, format!("the expectation compares with {other}.token but {other} has not acquired yet")));
                     }
                 }
-                Step::Worker { worker: worker.to_string(), action, expect, line }
+                Step::Worker {
+                    worker: worker.to_string(),
+                    action,
+                    expect,
+                    line,
+                }
             }
         };
         steps.push(step);
@@ -237,6 +294,9 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
         workers: raw.workers,
         steps,
         expect_anomalies,
+        recovery_slack: raw.recovery_slack,
+        acquire_timeout: raw.acquire_timeout,
+        renewal: raw.renewal,
     })
 }
 
@@ -260,8 +320,33 @@ fn parse_action(text: &str, line: u32) -> Result<Action, ScenarioError> {
     })
 }
 
+fn parse_nemesis(text: &str, line: u32) -> Result<Control, ScenarioError> {
+    let t = text.trim();
+    let node = |rest: &str| {
+        let n = rest.trim();
+        if n.is_empty() {
+            Err(at(
+                line,
+                format!("{t:?} needs a node: `master`, `leader` or a short name such as redis-1"),
+            ))
+        } else {
+            Ok(n.to_string())
+        }
+    };
+    Ok(match t {
+        "heal" => Control::Heal,
+        "cut-replication" => Control::CutReplication,
+        _ if t.starts_with("pause ") => Control::PauseNode(node(&t[6..])?),
+        _ if t.starts_with("resume ") => Control::ResumeNode(node(&t[7..])?),
+        other => return Err(at(line, format!("unknown nemesis action {other:?}; use heal, cut-replication, pause <node>, resume <node> (worker faults are worker steps: pause, resume, kill, isolate)"))),
+    })
+}
+
 fn parse_wait(text: &str, workers: &[String], line: u32) -> Result<Control, ScenarioError> {
     let t = text.trim();
+    if t == "failover" {
+        return Ok(Control::Failover);
+    }
     if let Some(w) = t.strip_prefix("lease-expired") {
         let w = w.trim();
         if !workers.iter().any(|x| x == w) {
@@ -275,7 +360,7 @@ fn parse_wait(text: &str, workers: &[String], line: u32) -> Result<Control, Scen
     Dur::parse(t).map(Control::Sleep).map_err(|_| {
         at(
             line,
-            format!("unknown wait {t:?}; use `lease-expired <worker>` or a duration such as 3s"),
+            format!("unknown wait {t:?}; use `lease-expired <worker>`, `failover` or a duration such as 3s"),
         )
     })
 }
@@ -284,6 +369,9 @@ fn parse_expect(text: &str, workers: &[String], line: u32) -> Result<Expect, Sce
     let t = text.trim();
     if t == "lock-held" {
         return Ok(Expect::LockHeld);
+    }
+    if t == "acquired" {
+        return Ok(Expect::Acquired);
     }
     if let Some(rest) = t.strip_prefix("token") {
         let rest = rest.trim();
@@ -319,7 +407,7 @@ fn parse_expect(text: &str, workers: &[String], line: u32) -> Result<Expect, Sce
         return Ok(Expect::Anomaly(kind));
     }
     let result: results::OpResult = serde_json::from_value(serde_json::Value::String(t.to_string()))
-        .map_err(|_| at(line, format!("unknown expectation {t:?}; use accepted, rejected-stale-fence, rejected-duplicate, released, release-rejected-not-owner, lock-held or `token > <worker>.token`")))?;
+        .map_err(|_| at(line, format!("unknown expectation {t:?}; use acquired, accepted, rejected-stale-fence, rejected-duplicate, released, release-rejected-not-owner, lock-held or `token > <worker>.token`")))?;
     Ok(Expect::Result(result))
 }
 
