@@ -103,3 +103,17 @@ fn a_typo_in_the_test_file_names_the_file_and_exits_3() {
         "{err}"
     );
 }
+
+#[test]
+fn a_bad_fault_schedule_exits_3_with_its_line_before_anything_starts() {
+    let r = root("schedule");
+    let yaml = "provider: etcd\ntime_limit: 30s\nnemesis_timeline:\n  - at 5s start pause-holder for 6s\n  - at 9s start failover for 5s\n";
+    let out = run(&r, yaml, &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", explain(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("line 5") && err.contains("failover"), "{err}");
+    assert!(
+        !r.join("runs").exists(),
+        "nothing started, no run directory"
+    );
+}

@@ -167,6 +167,9 @@ pub struct TestPlan {
     /// Bugs planted in the in-memory lock service (provider `memory` only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub memory_bugs: Vec<String>,
+    /// An explicit fault schedule (plan lines, validated); replaces the faults drawn from the seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nemesis_timeline: Option<Vec<String>>,
 }
 
 impl TestPlan {

@@ -36,6 +36,9 @@ pub struct RawTest {
     pub recovery: Option<Dur>,
     pub image: Option<String>,
     pub memory_bugs: Option<Vec<String>>,
+    /// An explicit fault schedule, one line per fault: `at 5s start pause-holder for 6s`.
+    /// (A stored `test.yaml` writes it back as the resolved plan lines.)
+    pub nemesis_timeline: Option<nemesis::Timeline>,
     /// The fault plan a stored `test.yaml` shows. It is drawn from the seed, so reading it back
     /// changes nothing; it is accepted so that a run's own `test.yaml` re-runs as it is.
     #[serde(default, skip_serializing)]
@@ -80,6 +83,7 @@ impl RawTest {
             recovery,
             image,
             memory_bugs,
+            nemesis_timeline,
             fault_plan
         );
         self

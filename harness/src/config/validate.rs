@@ -187,6 +187,25 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         }
     };
 
+    // The recipe's own rules (etcd leases are whole seconds, ...), checked here so that a worker
+    // never refuses its flags after the containers started.
+    let kind: workloads::config::RecipeKind = recipe
+        .parse()
+        .map_err(|e: workloads::config::ConfigError| err("recipe", e.to_string()))?;
+    workloads::config::RawRecipeConfig {
+        ttl: Some(ttl.get()),
+        renew_interval: Some(renew_interval.get()),
+        session_timeout: Some(session_timeout.get()),
+        op_timeout: Some(op_timeout.get()),
+        acquire_timeout: acquire_timeout.map(Dur::get),
+    }
+    .validate(kind)
+    .map_err(|e| match e {
+        workloads::config::ConfigError::Invalid { field, rule, got } => {
+            err(field, format!("{rule} (got {got}) for recipe {recipe}"))
+        }
+    })?;
+
     let time_limit = raw.time_limit.unwrap_or(Dur::secs(60));
     if time_limit.get().is_zero() {
         return Err(err(
@@ -209,6 +228,10 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         ));
     }
 
+    let explicit_faults = raw
+        .nemesis
+        .as_ref()
+        .is_some_and(|n| n.iter().any(|f| f != "none"));
     let nemesis = match raw.nemesis {
         None if provider == Provider::Memory => Vec::new(),
         None => vec!["pause-holder".to_string()],
@@ -238,6 +261,33 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
             }
             list
         }
+    };
+    let time_limit_for_faults = raw.time_limit.unwrap_or(Dur::secs(60));
+    let nemesis_timeline = match &raw.nemesis_timeline {
+        None => None,
+        Some(_) if provider == Provider::Memory => {
+            return Err(err("nemesis_timeline", "the memory provider runs in-process, where no fault can be applied"))
+        }
+        Some(_) if explicit_faults => {
+            return Err(err(
+                "nemesis_timeline",
+                "give either nemesis (faults drawn from the seed) or nemesis_timeline (an explicit schedule), not both",
+            ))
+        }
+        Some(timeline) => {
+            let ctx = nemesis::Context {
+                system: provider.as_str().to_string(),
+                ttl: ttl.get(),
+                time_limit: Some(time_limit_for_faults.get()),
+            };
+            let plan = timeline.validate(&ctx).map_err(|e| err("nemesis_timeline", e.to_string()))?;
+            Some(plan.lines())
+        }
+    };
+    let nemesis = if nemesis_timeline.is_some() {
+        Vec::new()
+    } else {
+        nemesis
     };
     let fault_duration = raw.fault_duration;
     if fault_duration.is_some_and(|d| d.get().is_zero()) {
@@ -347,6 +397,7 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         recovery,
         image: raw.image.unwrap_or_else(default_image),
         memory_bugs,
+        nemesis_timeline,
     })
 }
 
@@ -501,5 +552,64 @@ mod tests {
         .unwrap();
         assert!(p.nemesis.is_empty());
         assert!(p.name.ends_with("no-faults"));
+    }
+
+    fn from_yaml(text: &str) -> Result<TestPlan, ConfigError> {
+        validate(serde_saphyr::from_str::<RawTest>(text).unwrap(), 1)
+    }
+
+    #[test]
+    fn an_explicit_timeline_replaces_the_drawn_faults() {
+        let p = from_yaml(
+            "time_limit: 30s\nnemesis_timeline:\n  - at 5s start pause-holder for 6s\n  - at 15s start halves for 10s\n",
+        )
+        .unwrap();
+        assert!(p.nemesis.is_empty());
+        let lines = p.nemesis_timeline.unwrap();
+        assert_eq!(lines.len(), 2);
+        assert!(
+            lines[1].starts_with("at 15s start halves for 10s"),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn a_bad_timeline_is_rejected_with_its_line() {
+        let cases = [
+            ("nemesis_timeline:\n  - at 5s start pause-holder for 6s\n  - at 9s start failover for 5s\n", "line 3"),
+            ("nemesis_timeline:\n  - at 5s start halves for 10s\n  - at 9s start majorities-ring for 5s\n", "overlaps"),
+            ("nemesis_timeline:\n  - at 5s start pause-holder for -2s\n", "line 2"),
+            ("nemesis_timeline:\n  - at 5s start meteor for 2s\n", "meteor"),
+            ("nemesis: [kill-worker]\nnemesis_timeline:\n  - at 5s start halves for 2s\n", "not both"),
+        ];
+        for (yaml, hint) in cases {
+            let e = from_yaml(yaml).unwrap_err();
+            assert_eq!(e.field, "nemesis_timeline", "{e}");
+            assert!(e.message.contains(hint), "{e} should mention {hint}");
+        }
+    }
+
+    #[test]
+    fn the_recipes_own_rules_apply_before_anything_starts() {
+        // etcd leases are granted in whole seconds of at least 2 s.
+        let e = validate(
+            RawTest {
+                ttl: Some(Dur::from_millis(1500)),
+                ..raw()
+            },
+            1,
+        )
+        .unwrap_err();
+        assert_eq!(e.field, "ttl", "{e}");
+        assert!(e.message.contains("etcd-lease"), "{e}");
+        assert!(validate(
+            RawTest {
+                recipe: Some("redis-lock".into()),
+                ttl: Some(Dur::from_millis(1500)),
+                ..raw()
+            },
+            1
+        )
+        .is_ok());
     }
 }

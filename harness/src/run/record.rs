@@ -12,7 +12,7 @@ use crate::control::topology::{targets, ClusterRestart, RunTopology};
 use crate::control::DockerControl;
 use crate::docker::{DockerError, Node, RunEnv};
 use anyhow::Context;
-use nemesis::{Capabilities, Generator, Nemesis, Plan};
+use nemesis::{Generator, Nemesis, Plan};
 use results::jsonl::HistoryWriter;
 use results::layout::RunDir;
 use results::RunClock;
@@ -23,32 +23,35 @@ use workloads::driver::{
     run_worker, ProcessAllocator, Recorder, Session, WorkerConn, WorkloadSpec,
 };
 
-/// The fault plan drawn from the test's seed (also printed into `test.yaml`).
+/// The run's fault plan: the explicit timeline if the test has one, else drawn from the seed.
+/// Either way it is checked against what the provider supports (and printed into `test.yaml`).
 pub fn fault_plan(plan: &TestPlan) -> anyhow::Result<Plan> {
-    let faults = plan
-        .nemesis
-        .iter()
-        .map(|f| f.parse::<nemesis::FaultKind>())
-        .collect::<Result<Vec<_>, _>>()?;
-    let generator = Generator {
-        faults,
-        interval: plan.nemesis_interval.get(),
-        durations: plan.fault_duration.map(|d| (d.get(), d.get())),
-        ttl: plan.ttl.get(),
-        time_limit: plan.time_limit.get(),
-    };
-    let fault_plan = generator.plan(plan.seed);
-    if plan.provider != crate::config::Provider::Memory {
-        let caps = Capabilities::for_system(plan.provider.as_str())?;
-        for step in &fault_plan.steps {
-            if let Some(why) = step.fault.unsupported_because(&caps) {
-                anyhow::bail!(
-                    "fault {} does not apply to {}: {why}",
-                    step.fault,
-                    plan.provider.as_str()
-                );
+    let fault_plan = match &plan.nemesis_timeline {
+        Some(lines) => serde_json::from_value::<Plan>(serde_json::json!(lines))
+            .context("reading the validated nemesis timeline back")?,
+        None => {
+            let faults = plan
+                .nemesis
+                .iter()
+                .map(|f| f.parse::<nemesis::FaultKind>())
+                .collect::<Result<Vec<_>, _>>()?;
+            Generator {
+                faults,
+                interval: plan.nemesis_interval.get(),
+                durations: plan.fault_duration.map(|d| (d.get(), d.get())),
+                ttl: plan.ttl.get(),
+                time_limit: plan.time_limit.get(),
             }
+            .plan(plan.seed)
         }
+    };
+    if plan.provider != crate::config::Provider::Memory {
+        let ctx = nemesis::Context {
+            system: plan.provider.as_str().to_string(),
+            ttl: plan.ttl.get(),
+            time_limit: Some(plan.time_limit.get()),
+        };
+        fault_plan.validate("the fault plan", &ctx)?;
     }
     Ok(fault_plan)
 }
