@@ -65,6 +65,9 @@ pub struct CellSummary {
     pub acquires: u64,
     pub errors: usize,
     pub unknowns: usize,
+    /// The expected kind could not be checked on any decided seed: the checker's note.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_applicable: Option<String>,
     pub runs: Vec<RunOutcome>,
 }
 
@@ -78,7 +81,9 @@ pub struct KindRow {
 impl CellSummary {
     /// `hits/decided` as text, `-` when nothing decided.
     pub fn rate_text(&self) -> String {
-        if self.decided == 0 {
+        if self.not_applicable.is_some() {
+            "n/a".into()
+        } else if self.decided == 0 {
             "-".into()
         } else {
             format!(
@@ -152,7 +157,21 @@ pub fn summarise(label: &str, expect: &Expectation, runs: Vec<RunOutcome>) -> Ce
         let _ = hist.add(&r.acquire_us);
     }
     let acquires = hist.len();
-    let (status, reason) = judge(expect, &runs, hits, decided.len(), errors, unknowns);
+    // A kind nobody could check on any decided seed is not "absent": say why.
+    let not_applicable = rate_kind.and_then(|k| {
+        let notes: Vec<&String> = decided
+            .iter()
+            .filter_map(|r| r.not_applicable.get(&k))
+            .collect();
+        (!decided.is_empty() && notes.len() == decided.len()).then(|| notes[0].clone())
+    });
+    let (status, reason) = match (&not_applicable, rate_kind) {
+        (Some(note), Some(k)) => (
+            Status::Fail,
+            format!("expected {k}, but it is not applicable on any seed: {note}"),
+        ),
+        _ => judge(expect, &runs, hits, decided.len(), errors, unknowns),
+    };
     CellSummary {
         label: label.to_string(),
         expect: expect_text(expect),
@@ -168,6 +187,7 @@ pub fn summarise(label: &str, expect: &Expectation, runs: Vec<RunOutcome>) -> Ce
         acquires,
         errors,
         unknowns,
+        not_applicable,
         runs,
     }
 }
@@ -391,5 +411,17 @@ mod tests {
         );
         assert_eq!((o.status, o.hits), (Status::Observed, 1));
         assert_eq!(exit_code(&[o]), 0);
+    }
+
+    #[test]
+    fn an_expected_kind_no_checker_could_apply_fails_and_says_why() {
+        let mut r = run(1, VALID, &[(HOLDERS, false, 3)]);
+        r.not_applicable
+            .insert(STALE, "the writes carry no fence token".into());
+        let c = summarise("c", &unsafe_stale(), vec![r]);
+        assert_eq!((c.status, c.rate_text()), (Status::Fail, "n/a".to_string()));
+        assert!(c
+            .reason
+            .contains("not applicable on any seed: the writes carry no fence token"));
     }
 }

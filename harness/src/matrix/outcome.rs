@@ -33,6 +33,10 @@ pub struct RunOutcome {
     pub validity: Option<Validity>,
     /// Anomaly kinds found, with count, whether they fail, and first time.
     pub kinds: BTreeMap<AnomalyKind, KindSeen>,
+    /// Kinds the checkers said do not apply to this run, with their note (e.g. stale-accepted-write
+    /// when the writes carry no fence token).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub not_applicable: BTreeMap<AnomalyKind, String>,
     /// Why the verdict is unknown, when it is.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unknown_reasons: Vec<String>,
@@ -66,6 +70,7 @@ impl RunOutcome {
             dir,
             validity: None,
             kinds: BTreeMap::new(),
+            not_applicable: BTreeMap::new(),
             unknown_reasons: Vec::new(),
             error: Some(error),
             acquire_us: latency_histogram(),
@@ -85,6 +90,7 @@ impl RunOutcome {
             dir: Some(dir.to_path_buf()),
             validity: Some(verdict.valid),
             kinds: kinds(&verdict),
+            not_applicable: not_applicable(&verdict),
             unknown_reasons: verdict.unknown_reasons,
             error: None,
             acquire_us: acquire_latencies(&dir.join(HISTORY))?,
@@ -133,6 +139,23 @@ pub fn kinds(verdict: &Verdict) -> BTreeMap<AnomalyKind, KindSeen> {
         };
     }
     out
+}
+
+/// The kinds whose checker reported `"status": "not applicable"` in the verdict's stats.
+pub fn not_applicable(verdict: &Verdict) -> BTreeMap<AnomalyKind, String> {
+    AnomalyKind::ALL
+        .into_iter()
+        .filter_map(|k| {
+            let stat = verdict.stats.get(k.as_str())?;
+            (stat.get("status")?.as_str()? == "not applicable").then(|| {
+                let note = stat
+                    .get("note")
+                    .and_then(|n| n.as_str())
+                    .unwrap_or_default();
+                (k, note.to_string())
+            })
+        })
+        .collect()
 }
 
 /// Acquire latencies (µs) of a history: each worker process has at most one operation in
@@ -205,6 +228,22 @@ mod tests {
         assert_eq!(k[&AnomalyKind::StaleAcceptedWrite].first_ns, Some(4));
         assert!(!k[&AnomalyKind::ConcurrentHolders].fails);
         assert_eq!(k[&AnomalyKind::ConcurrentHolders].first_ns, None);
+    }
+
+    #[test]
+    fn kinds_a_checker_could_not_apply_are_kept_with_their_note() {
+        let v: Verdict = serde_json::from_str(
+            r#"{"valid": true, "anomalies": [], "stats": {
+                "stale-accepted-write": {"count": 0, "status": "not applicable", "note": "the writes carry no fence token"},
+                "double-release": {"count": 0, "status": "checked"}, "events": 3}}"#,
+        )
+        .unwrap();
+        let na = not_applicable(&v);
+        assert_eq!(na.len(), 1);
+        assert_eq!(
+            na[&AnomalyKind::StaleAcceptedWrite],
+            "the writes carry no fence token"
+        );
     }
 
     #[test]
