@@ -106,7 +106,7 @@ pub struct CleanReport {
 /// killed or interrupted harness sent just before may still be completing in the engine (a
 /// container appearing after the listing), so it sweeps again until a listing comes back empty.
 pub async fn remove_by_run(docker: &Docker, run: Option<&str>) -> Result<CleanReport, DockerError> {
-    const PASSES: usize = 5;
+    const PASSES: usize = 10;
     let mut report = CleanReport::default();
     for pass in 1..=PASSES {
         let last = pass == PASSES;
