@@ -8,7 +8,7 @@
 //! ```yaml
 //! name: nightly
 //! seeds: [1, 2, 3]
-//! defaults: { workers: 5, ttl: 1s, time_limit: 20s }
+//! defaults: { workers: 5, ttl: 2s, time_limit: 20s }
 //! cells:
 //!   - { recipe: etcd-lease, resource: strict, nemesis: [pause-holder], expect: safe }
 //!   - { recipe: etcd-lease, resource: none, nemesis: [pause-holder], expect: "unsafe: stale-accepted-write" }
@@ -182,7 +182,7 @@ mod tests {
 
     const M: &str = "name: nightly
 seeds: [1, 2]
-defaults: { workers: 3, ttl: 1s, time_limit: 10s }
+defaults: { workers: 3, ttl: 2s, time_limit: 10s }
 cells:
   - { recipe: etcd-lease, resource: strict, nemesis: [pause-holder], expect: safe }
   - { recipe: etcd-lease, resource: none, nemesis: [pause-holder], expect: \"unsafe: stale-accepted-write\" }
