@@ -84,3 +84,13 @@ fn a_lock_kept_alive_by_a_stuck_holder_is_flagged_stuck() {
 fn sentinel_failover_loses_an_acknowledged_lock() {
     replays("sentinel-failover", &["redis-sentinel"]);
 }
+
+#[test]
+fn a_crashed_holders_lock_comes_back_after_its_lease() {
+    replays("holder-crash", &["etcd", "zookeeper", "redis"]);
+}
+
+#[test]
+fn a_holder_cut_from_the_lock_service_is_stopped_by_the_fence() {
+    replays("isolated-holder", &["etcd", "zookeeper", "redis"]);
+}

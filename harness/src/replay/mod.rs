@@ -5,12 +5,16 @@
 //! - [`stage`]: the worker containers, named after the scenario's workers.
 //! - [`actor`]: one worker's operations, recorded; open across a pause.
 //! - [`steps`]: each step applied, its row of the table filled and its expectation checked.
+//! - [`faults`]: the nemesis and wait steps, and the final heal.
+//! - [`rows`]: the rows of the step table.
 //! - [`probe`]: `wait: lease-expired`, asked of the provider.
 //! - [`table`]: the step table and the evidence of each anomaly, as printed.
 
 pub mod actor;
 pub mod execute;
+pub mod faults;
 pub mod probe;
+pub mod rows;
 pub mod scenario;
 pub mod stage;
 pub mod steps;

@@ -232,6 +232,13 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
         let Some((who, what)) = map.into_iter().next() else {
             return Err(at(line, "empty step"));
         };
+        if matches!(who.as_str(), "wait" | "nemesis")
+            && expect
+                .as_ref()
+                .is_some_and(|e| !matches!(e, Expect::Anomaly(_)))
+        {
+            return Err(at(line, format!("a `{who}:` step has no outcome to expect; only an anomaly kind (e.g. `expect: stuck-lock`) may follow it")));
+        }
         let step = match who.as_str() {
             "wait" => Step::Control {
                 control: parse_wait(&what, &raw.workers, line)?,
@@ -479,5 +486,67 @@ steps:
             .unwrap_err()
             .message
             .contains("unknown expectation"));
+    }
+
+    #[test]
+    fn nemesis_and_wait_steps_for_failover_and_the_options_of_a_replay() {
+        let text = "name: failover
+provider: redis-sentinel
+renewal: inline
+acquire_timeout: 300ms
+recovery_slack: 1s
+workers: [A, B]
+steps:
+  - nemesis: cut-replication
+  - A: acquire
+    expect: acquired
+  - nemesis: pause master
+  - wait: failover
+  - B: acquire
+    expect: token == A.token
+  - nemesis: resume redis-1
+expect_anomalies: [duplicate-token]
+";
+        let s = parse(text).unwrap();
+        assert_eq!(s.providers, vec!["redis-sentinel"]);
+        assert_eq!(s.renewal.as_deref(), Some("inline"));
+        assert_eq!(s.acquire_timeout, Some(Dur::from_millis(300)));
+        assert_eq!(s.recovery_slack, Some(Dur::secs(1)));
+        let controls: Vec<_> = s
+            .steps
+            .iter()
+            .filter_map(|st| match st {
+                Step::Control { control, .. } => Some(control.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            controls,
+            vec![
+                Control::CutReplication,
+                Control::PauseNode("master".into()),
+                Control::Failover,
+                Control::ResumeNode("redis-1".into())
+            ]
+        );
+        assert!(matches!(
+            &s.steps[1],
+            Step::Worker {
+                expect: Some(Expect::Acquired),
+                ..
+            }
+        ));
+
+        let e = parse(&text.replace("pause master", "pause")).unwrap_err();
+        assert_eq!(e.line, 11, "{e}");
+        let e = parse(&text.replace(
+            "  - wait: failover",
+            "  - wait: failover\n    expect: accepted",
+        ))
+        .unwrap_err();
+        assert_eq!(e.line, 12, "{e}");
+        assert!(e.message.contains("only an anomaly kind"), "{e}");
+        let e = parse(&text.replace("workers: [A, B]", "workers: [A, a]")).unwrap_err();
+        assert!(e.message.contains("named twice"), "{e}");
     }
 }

@@ -1,0 +1,208 @@
+//! The nemesis and wait steps of a scenario, and the faults they leave to heal: pausing a node of
+//! the lock service (`master` / `leader` resolved when the step runs), cutting a Redis master
+//! from its replicas, waiting for a Sentinel failover, waiting (by asking the provider) for a
+//! worker's lease to expire; isolations as one union grudge; and the final heal.
+
+use super::probe;
+use super::rows::Row;
+use super::scenario::Control;
+use super::steps::Stage;
+use crate::docker::Role;
+use nemesis::{Grudge, NodeControl, Signal};
+use std::time::{Duration, Instant};
+
+impl Stage {
+    pub(super) async fn control_step(
+        &mut self,
+        c: &Control,
+        i: usize,
+        rows: &mut [Row],
+    ) -> Result<(), String> {
+        match c {
+            Control::LeaseExpired(name) => {
+                let w = self.worker(name)?;
+                let lease = self.workers[w]
+                    .lease
+                    .clone()
+                    .ok_or_else(|| format!("{name} holds no lease (no successful acquire yet)"))?;
+                let cluster = self
+                    .cluster
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone();
+                let limit = self.plan.ttl.get() * 3 + Duration::from_secs(2);
+                let took = probe::wait_expired(&cluster, &self.plan.lock, &lease, limit).await?;
+                rows[i].result = format!("expired after {:.2}s", took.as_secs_f64());
+            }
+            Control::Sleep(d) => {
+                tokio::time::sleep(d.get()).await;
+                rows[i].result = "slept".into();
+            }
+            Control::Heal => {
+                self.heal_all().await;
+                rows[i].result = "healed".into();
+            }
+            Control::PauseNode(n) => {
+                let node = self.resolve_node(n).await?;
+                self.signal(&node, Signal::Stop).await?;
+                self.paused_nodes.push(node.clone());
+                self.nemesis(true, &format!("pause-{node}"), &node);
+                rows[i].result = format!("{node} paused (SIGSTOP)");
+            }
+            Control::ResumeNode(n) => {
+                let node = if n == "master" || n == "leader" {
+                    self.paused_nodes
+                        .last()
+                        .cloned()
+                        .ok_or("no lock-service node is paused")?
+                } else {
+                    n.clone()
+                };
+                self.signal(&node, Signal::Cont).await?;
+                self.paused_nodes.retain(|p| *p != node);
+                self.nemesis(false, &format!("pause-{node}"), &node);
+                rows[i].result = format!("{node} resumed (SIGCONT)");
+            }
+            Control::CutReplication => {
+                let master = self.resolve_node("master").await?;
+                let replicas: Vec<String> = {
+                    let c = self.cluster.read().unwrap_or_else(|p| p.into_inner());
+                    c.nodes
+                        .iter()
+                        .filter(|n| matches!(n.role, Role::Master | Role::Replica))
+                        .map(|n| crate::control::topology::short_name(&self.env, &n.name))
+                        .filter(|n| *n != master)
+                        .collect()
+                };
+                if replicas.is_empty() {
+                    return Err(
+                        "cut-replication needs a master with replicas (redis-sentinel)".into(),
+                    );
+                }
+                self.cut_replication = Some((master.clone(), replicas.clone()));
+                self.repartition().await?;
+                self.nemesis(true, "cut-replication", &master);
+                rows[i].result = format!("{master} cut from {}", replicas.join(", "));
+            }
+            Control::Failover => {
+                let before = self
+                    .paused_nodes
+                    .last()
+                    .cloned()
+                    .or_else(|| self.cut_replication.as_ref().map(|c| c.0.clone()))
+                    .ok_or("wait failover needs a paused or cut master first")?;
+                let start = Instant::now();
+                let limit = Duration::from_secs(40);
+                loop {
+                    let cluster = self
+                        .cluster
+                        .read()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .clone();
+                    if let Ok(Some(n)) = cluster.leader().await {
+                        let now = crate::control::topology::short_name(&self.env, &n.name);
+                        if now != before {
+                            rows[i].result = format!(
+                                "{now} promoted after {:.1}s",
+                                start.elapsed().as_secs_f64()
+                            );
+                            break;
+                        }
+                    }
+                    if start.elapsed() > limit {
+                        return Err(format!("the sentinels still name {before} after {limit:?}"));
+                    }
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `master` / `leader`: who leads now; anything else is taken as a short node name.
+    async fn resolve_node(&self, n: &str) -> Result<String, String> {
+        if n != "master" && n != "leader" {
+            return Ok(n.to_string());
+        }
+        let cluster = self
+            .cluster
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let node = cluster
+            .leader()
+            .await?
+            .ok_or_else(|| format!("{} names no {n} right now", cluster.system))?;
+        Ok(crate::control::topology::short_name(&self.env, &node.name))
+    }
+
+    pub(super) async fn signal(&self, target: &str, s: Signal) -> Result<(), String> {
+        self.control
+            .signal(target, s)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// Installs the union of every isolation and the replication cut (or heals when none).
+    pub(super) async fn repartition(&self) -> Result<(), String> {
+        let lock_nodes: Vec<String> = {
+            let c = self.cluster.read().unwrap_or_else(|p| p.into_inner());
+            c.nodes
+                .iter()
+                .map(|n| crate::control::topology::short_name(&self.env, &n.name))
+                .collect()
+        };
+        let mut grudge = Grudge::none();
+        let mut add = |g: Grudge| {
+            for (k, v) in g.0 {
+                grudge.0.entry(k).or_default().extend(v);
+            }
+        };
+        for w in &self.isolated {
+            add(Grudge::cut(&[self.workers[*w].target.clone()], &lock_nodes));
+        }
+        if let Some((m, replicas)) = &self.cut_replication {
+            add(Grudge::cut(std::slice::from_ref(m), replicas));
+        }
+        if grudge.0.is_empty() {
+            self.control.heal_network().await
+        } else {
+            self.control.partition(&grudge).await
+        }
+        .map_err(|e| e.to_string())
+    }
+
+    /// Resumes every paused worker and node and removes every cut.
+    pub async fn heal_all(&mut self) {
+        for w in 0..self.workers.len() {
+            if self.workers[w].paused {
+                let t = self.workers[w].target.clone();
+                if let Err(e) = self.signal(&t, Signal::Cont).await {
+                    self.log.line(&format!("heal: {e}"));
+                }
+                self.workers[w].paused = false;
+                self.nemesis(false, &format!("pause-{t}"), &t);
+            }
+        }
+        for node in std::mem::take(&mut self.paused_nodes) {
+            if let Err(e) = self.signal(&node, Signal::Cont).await {
+                self.log.line(&format!("heal: {e}"));
+            }
+            self.nemesis(false, &format!("pause-{node}"), &node);
+        }
+        let isolated = std::mem::take(&mut self.isolated);
+        let cut = self.cut_replication.take();
+        if !isolated.is_empty() || cut.is_some() {
+            if let Err(e) = self.control.heal_network().await {
+                self.log.line(&format!("heal: {e}"));
+            }
+            for w in isolated {
+                let t = self.workers[w].target.clone();
+                self.nemesis(false, &format!("isolate-{t}"), &t);
+            }
+            if let Some((m, _)) = cut {
+                self.nemesis(false, "cut-replication", &m);
+            }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! The rows of the step table: what each step did, what was expected, whether it held. Built
+//! by [`super::steps`]; printed by [`super::table`].
+
+use super::scenario::{Action, Cmp, Control, Expect, Step};
+
+/// One line of the step table.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// 1-based step number.
+    pub step: usize,
+    pub line: u32,
+    /// The worker, `wait` or `nemesis`.
+    pub who: String,
+    pub action: String,
+    pub token: Option<u64>,
+    pub highest_before: Option<u64>,
+    pub result: String,
+    pub expect: Option<Expect>,
+    /// `None`: nothing expected (or not decided yet).
+    pub held: Option<bool>,
+    pub why: Option<String>,
+}
+
+impl Row {
+    pub(super) fn new(step: usize, s: &Step) -> Row {
+        let (line, who, action, expect) = match s {
+            Step::Worker {
+                worker,
+                action,
+                expect,
+                line,
+            } => (*line, worker.clone(), action_text(action), expect.clone()),
+            Step::Control {
+                control,
+                expect,
+                line,
+            } => {
+                let who = match control {
+                    Control::LeaseExpired(_) | Control::Sleep(_) | Control::Failover => "wait",
+                    _ => "nemesis",
+                };
+                (
+                    *line,
+                    who.to_string(),
+                    control_text(control),
+                    expect.clone(),
+                )
+            }
+        };
+        Row {
+            step,
+            line,
+            who,
+            action,
+            token: None,
+            highest_before: None,
+            result: String::new(),
+            expect,
+            held: None,
+            why: None,
+        }
+    }
+}
+
+fn action_text(a: &Action) -> String {
+    match a {
+        Action::Acquire => "acquire".into(),
+        Action::Write(v) => format!("write {v}"),
+        Action::Release => "release".into(),
+        Action::Pause => "pause".into(),
+        Action::Resume => "resume".into(),
+        Action::Kill => "kill".into(),
+        Action::Isolate => "isolate".into(),
+        Action::Heal => "heal".into(),
+    }
+}
+
+fn control_text(c: &Control) -> String {
+    match c {
+        Control::LeaseExpired(w) => format!("lease-expired {w}"),
+        Control::Sleep(d) => format!("sleep {d}"),
+        Control::Heal => "heal".into(),
+        Control::PauseNode(n) => format!("pause {n}"),
+        Control::ResumeNode(n) => format!("resume {n}"),
+        Control::CutReplication => "cut-replication".into(),
+        Control::Failover => "failover".into(),
+    }
+}
+
+/// How an expectation reads in the table.
+pub fn expect_text(e: &Expect) -> String {
+    match e {
+        Expect::Result(r) => r.as_str().to_string(),
+        Expect::Acquired => "acquired".into(),
+        Expect::LockHeld => "lock-held".into(),
+        Expect::Token { op, other } => {
+            let op = match op {
+                Cmp::Gt => ">",
+                Cmp::Ge => ">=",
+                Cmp::Lt => "<",
+                Cmp::Eq => "==",
+            };
+            format!("token {op} {other}.token")
+        }
+        Expect::Anomaly(k) => format!("anomaly {}", k.as_str()),
+    }
+}
