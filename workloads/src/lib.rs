@@ -6,6 +6,7 @@
 pub mod client;
 pub mod config;
 pub mod counter;
+pub mod counter_guard;
 pub mod driver;
 pub mod fenced_write;
 pub mod ownership;

@@ -30,6 +30,20 @@ pub enum Op {
         value: serde_json::Value,
         op_id: String,
     },
+    /// Counter workload: reads the counter, works for `work_ms` (the holder computing, the
+    /// window a pause lands in), writes it back plus one — gated like a write, and guarded by
+    /// the hold when the counter store is `etcd-guard`. The outcome's `value` is what it wrote.
+    Increment {
+        process: u32,
+        key: String,
+        #[serde(default)]
+        work_ms: u64,
+    },
+    /// Reads the counter (no hold needed); the outcome's `value` is what it read.
+    Read {
+        process: u32,
+        key: String,
+    },
     /// Releases the current hold.
     Release {
         process: u32,
@@ -55,6 +69,9 @@ pub struct Outcome {
     pub highest_before: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The counter value written (increment) or read (read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<i64>,
 }
 
 impl Outcome {
@@ -67,6 +84,7 @@ impl Outcome {
             result: None,
             highest_before: None,
             error: None,
+            value: None,
         }
     }
 

@@ -23,6 +23,10 @@ pub struct Args {
     /// Workload: fenced-write (default) or counter.
     #[arg(long)]
     pub workload: Option<String>,
+    /// Store of the counter workload: redis (default), postgres, or etcd-guard (provider etcd:
+    /// each increment's write is guarded by the lock key's revision).
+    #[arg(long)]
+    pub counter_store: Option<String>,
     /// Number of worker processes.
     #[arg(long)]
     pub workers: Option<u32>,
@@ -63,6 +67,7 @@ impl Args {
             recipe: self.recipe.clone(),
             resource: self.resource.clone(),
             workload: self.workload.clone(),
+            counter_store: self.counter_store.clone(),
             workers: self.workers,
             ttl: self.ttl,
             time_limit: self.time_limit,

@@ -60,6 +60,10 @@ pub struct Args {
     /// (useful for benchmarks and smoke tests only: nobody else sees it).
     #[arg(long)]
     pub resource: Option<String>,
+    /// The counter workload's store: `redis://host:port`, a PostgreSQL connection string, or
+    /// `etcd-guard` (increments guarded by the lock key's revision, on the `--endpoints` etcd).
+    #[arg(long)]
+    pub counter_store: Option<String>,
     /// The run's start as absolute CLOCK_MONOTONIC ns (default: now).
     #[arg(long)]
     pub clock_start: Option<u64>,
@@ -125,7 +129,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             ),
             None => Box::new(MemoryResource::new(MemoryMode::Strict, clock)),
         };
-        let worker = Worker::new(&args.name, client, resource, cfg, args.discipline);
+        let mut worker = Worker::new(&args.name, client, resource, cfg, args.discipline);
+        if let Some(target) = &args.counter_store {
+            let counter = workloads::counter_guard::open(target, &args.endpoints)
+                .await
+                .with_context(|| format!("--counter-store {target}"))?;
+            worker = worker.with_counter(counter);
+        }
         eprintln!(
             "fencecheck worker: {} listening on {}",
             args.name, args.listen

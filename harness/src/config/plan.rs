@@ -132,7 +132,8 @@ pub struct TestPlan {
     pub recipe: String,
     pub resource: String,
     pub workload: Workload,
-    /// Store of the counter workload (`redis` or `postgres`); absent for fenced writes.
+    /// Store of the counter workload (`redis`, `postgres`, `etcd-guard` with provider etcd, or
+    /// `memory` with provider memory); absent for fenced writes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counter_store: Option<String>,
     pub workers: u32,

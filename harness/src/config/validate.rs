@@ -101,12 +101,32 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
     };
     let counter_store =
         match (workload, raw.counter_store) {
+            (Workload::Counter, None) if provider == Provider::Memory => Some("memory".to_string()),
             (Workload::Counter, None) => Some("redis".to_string()),
-            (Workload::Counter, Some(s)) if s == "redis" || s == "postgres" => Some(s),
+            (Workload::Counter, Some(s)) if provider == Provider::Memory && s != "memory" => {
+                return Err(err(
+                    "counter_store",
+                    format!("the memory provider keeps its counter in-process: use memory, not {s:?}"),
+                ))
+            }
+            (Workload::Counter, Some(s)) if s == "etcd-guard" && provider != Provider::Etcd => {
+                return Err(err(
+                    "counter_store",
+                    format!(
+                        "etcd-guard guards each increment with the etcd lock key's revision, so it needs provider etcd, not {}",
+                        provider.as_str()
+                    ),
+                ))
+            }
+            (Workload::Counter, Some(s))
+                if ["redis", "postgres", "etcd-guard", "memory"].contains(&s.as_str()) =>
+            {
+                Some(s)
+            }
             (Workload::Counter, Some(s)) => {
                 return Err(err(
                     "counter_store",
-                    format!("unknown store {s:?}; use redis or postgres"),
+                    format!("unknown store {s:?}; use redis, postgres or etcd-guard (provider etcd)"),
                 ))
             }
             (Workload::FencedWrite, Some(_)) => return Err(err(

@@ -167,6 +167,38 @@ pub async fn start_resource(
         .context("starting the resource server")
 }
 
+/// The worker's `--counter-store` target for the counter workload (`None` for fenced writes):
+/// a Redis URL or PostgreSQL string on the run's network, or `etcd-guard` (the worker's
+/// `--endpoints` are then the etcd members the guard writes to).
+fn counter_target(
+    plan: &TestPlan,
+    lock: &ClusterHandle,
+    stores: &[ClusterHandle],
+) -> anyhow::Result<Option<String>> {
+    if plan.workload != Workload::Counter {
+        return Ok(None);
+    }
+    Ok(Some(match plan.counter_store.as_deref() {
+        Some("postgres") => {
+            let pg = store(lock, stores, System::Postgres).context("no PostgreSQL started")?;
+            let node = pg.nodes.first().context("PostgreSQL has no node")?;
+            let host = node.address.split(':').next().unwrap_or_default();
+            format!("host={host} port=5432 user=postgres")
+        }
+        Some("etcd-guard") => "etcd-guard".to_string(),
+        Some("redis") | None => {
+            let r = store(lock, stores, System::Redis).context("no Redis started")?;
+            let ep = r
+                .network_endpoints()
+                .into_iter()
+                .next()
+                .context("Redis has no node")?;
+            format!("redis://{ep}")
+        }
+        Some(other) => anyhow::bail!("counter store {other} does not run in containers"),
+    }))
+}
+
 /// One worker's flags.
 fn worker_args(
     plan: &TestPlan,
@@ -174,6 +206,7 @@ fn worker_args(
     lock: &ClusterHandle,
     resource: &Node,
     clock_start: u64,
+    counter: Option<&str>,
 ) -> Vec<String> {
     let discipline = format!("{},{}", plan.discipline.as_str(), plan.renewal.as_str());
     let mut args = vec![
@@ -196,6 +229,9 @@ fn worker_args(
     if plan.workload == Workload::FencedWrite {
         args.push(format!("--resource={}", resource.address));
     }
+    if let Some(target) = counter {
+        args.push(format!("--counter-store={target}"));
+    }
     args
 }
 
@@ -213,10 +249,22 @@ pub async fn start_workers(
     resource: &Node,
     clock_start: u64,
 ) -> anyhow::Result<Vec<Node>> {
+    start_workers_with(env, plan, lock, &[], resource, clock_start).await
+}
+
+/// [`start_workers`] for a run that started other stores (the counter workload's store).
+pub async fn start_workers_with(
+    env: &RunEnv,
+    plan: &TestPlan,
+    lock: &ClusterHandle,
+    stores: &[ClusterHandle],
+    resource: &Node,
+    clock_start: u64,
+) -> anyhow::Result<Vec<Node>> {
     let names: Vec<(String, String)> = (0..plan.workers as usize)
         .map(|i| (worker_name(i), worker_name(i)))
         .collect();
-    start_named_workers(env, plan, &names, lock, resource, clock_start).await
+    start_named_workers_with(env, plan, &names, lock, stores, resource, clock_start).await
 }
 
 /// Starts one worker container per `(container short name, owner name)`, concurrently.
@@ -228,12 +276,26 @@ pub async fn start_named_workers(
     resource: &Node,
     clock_start: u64,
 ) -> anyhow::Result<Vec<Node>> {
+    start_named_workers_with(env, plan, names, lock, &[], resource, clock_start).await
+}
+
+/// [`start_named_workers`] for a run that started other stores (the counter workload's store).
+pub async fn start_named_workers_with(
+    env: &RunEnv,
+    plan: &TestPlan,
+    names: &[(String, String)],
+    lock: &ClusterHandle,
+    stores: &[ClusterHandle],
+    resource: &Node,
+    clock_start: u64,
+) -> anyhow::Result<Vec<Node>> {
     let binary = std::env::current_exe().context("locating the fencecheck binary to mount")?;
+    let counter = counter_target(plan, lock, stores)?;
     let starts = names.iter().map(|(container, owner)| {
         let spec = ContainerSpec::fencecheck(
             container,
             binary.clone(),
-            worker_args(plan, owner, lock, resource, clock_start),
+            worker_args(plan, owner, lock, resource, clock_start, counter.as_deref()),
         )
         .port(WORKER_PORT)
         .role(Role::Worker)

@@ -16,7 +16,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use workloads::client::Client;
 use workloads::config::{RawRecipeConfig, RecipeKind};
-use workloads::driver::{run_workload, Recorder, WorkerConn, WorkloadSpec};
+use workloads::counter::MemoryCounter;
+use workloads::counter_guard::{Counter, Plain};
+use workloads::driver::{run_counter_workload, run_workload, Recorder, WorkerConn, WorkloadSpec};
 use workloads::fenced_write::{MemoryMode, MemoryResource};
 use workloads::recipes::{MemoryKnobs, MemoryLockService};
 use workloads::worker::{spawn_local, Worker};
@@ -70,6 +72,9 @@ pub async fn record(
     let discipline = format!("{},{}", plan.discipline.as_str(), plan.renewal.as_str())
         .parse()
         .map_err(|e| anyhow::anyhow!("discipline: {e}"))?;
+    // The counter workload's store: one in-process counter all workers share.
+    let counter: Arc<dyn Counter> =
+        Arc::new(Plain::new("memory", Arc::new(MemoryCounter::default())));
     let mut conns = Vec::new();
     for i in 0..plan.workers as usize {
         let name = super::deploy::worker_name(i);
@@ -80,7 +85,8 @@ pub async fn record(
             Box::new(resource.clone()),
             cfg.clone(),
             discipline,
-        );
+        )
+        .with_counter(counter.clone());
         conns.push(
             WorkerConn::over(spawn_local(worker), recorder.clone())
                 .await
@@ -99,18 +105,28 @@ pub async fn record(
         until_ns: until.as_nanos() as u64,
         seed: plan.seed,
     };
-    let workload = run_workload(conns, &spec, &recorder);
+    let counter_workload = plan.workload == crate::config::Workload::Counter;
+    let workload = async {
+        if counter_workload {
+            let (sums, value) = run_counter_workload(conns, &spec, &recorder).await?;
+            Ok(format!("{sums:?}; final counter read: {value:?}"))
+        } else {
+            run_workload(conns, &spec, &recorder)
+                .await
+                .map(|sums| format!("{sums:?}"))
+        }
+    };
     let ticker = async {
         loop {
             tokio::time::sleep(Duration::from_millis(250)).await;
             progress.workload(Duration::from_nanos(clock.now()), until, live.ops(), &[]);
         }
     };
-    let summaries = tokio::select! {
+    let summaries: String = tokio::select! {
         s = workload => s.context("recording the workload")?,
         () = ticker => unreachable!("the ticker never ends"),
     };
-    log.line(&format!("workers: {summaries:?}"));
+    log.line(&format!("workers: {summaries}"));
     progress.phase("stop");
     let out = JsonlWriter::create(&dir.resource_log()).context("creating resource.jsonl")?;
     for entry in resource.log() {

@@ -20,7 +20,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use workloads::driver::{
-    run_worker, ProcessAllocator, Recorder, Session, WorkerConn, WorkloadSpec,
+    final_read, run_counter_worker, run_worker, ProcessAllocator, Recorder, Session, WorkerConn,
+    WorkloadSpec,
 };
 
 /// The run's fault plan: the explicit timeline if the test has one, else drawn from the seed.
@@ -113,7 +114,8 @@ async fn run_in(
         deploy::start_resource(env, plan, &dir.path, &lock, &stores, clock.start_ns()).await?;
     log.line(&format!("resource up at {}", resource.address));
     progress.phase("workers");
-    let workers = deploy::start_workers(env, plan, &lock, &resource, clock.start_ns()).await?;
+    let workers =
+        deploy::start_workers_with(env, plan, &lock, &stores, &resource, clock.start_ns()).await?;
     log.line(&format!("{} workers up", workers.len()));
     let deployment = Deployment {
         cluster: Arc::new(RwLock::new(lock)),
@@ -179,6 +181,7 @@ async fn run_in(
         seed: plan.seed,
     };
     let alloc = ProcessAllocator::new(deployment.workers.len() as u32);
+    let counter = plan.workload == crate::config::Workload::Counter;
     let loops = deployment.workers.iter().enumerate().map(|(i, node)| {
         supervise(
             i as u32,
@@ -187,6 +190,7 @@ async fn run_in(
             &spec,
             &alloc,
             &recorder,
+            counter,
         )
     });
     let workload = futures::future::join_all(loops);
@@ -203,17 +207,27 @@ async fn run_in(
         () = ticker => unreachable!("the ticker never ends"),
     };
     log.line(&format!("nemesis: {nemesis_summary:?}"));
+    let mut sessions = vec![];
     for r in results {
-        r?;
+        sessions.extend(r?);
     }
     nemesis_summary.context("the nemesis failed (every fault was healed)")?;
+    if counter {
+        // Every fault is healed and every loop is over: one last read of the counter.
+        let value = final_read(&mut sessions, &spec.key)
+            .await
+            .context("recording the final read")?;
+        log.line(&format!("final counter read: {value:?}"));
+    }
     history.sync().context("syncing history.jsonl")?;
     progress.phase("stop");
     Ok(())
 }
 
 /// One worker's loop for the whole run: when its process dies (killed by the nemesis) and the
-/// nemesis brings the container back, it reconnects and goes on under a new process id.
+/// nemesis brings the container back, it reconnects and goes on under a new process id. With
+/// the counter workload it runs the counter loop and returns its live session (for the final
+/// read).
 async fn supervise(
     first_process: u32,
     container: String,
@@ -221,7 +235,8 @@ async fn supervise(
     spec: &WorkloadSpec,
     alloc: &ProcessAllocator,
     recorder: &Recorder,
-) -> anyhow::Result<()> {
+    counter: bool,
+) -> anyhow::Result<Option<Session>> {
     let mut process = first_process;
     loop {
         let Some(addr) = worker_addr(&restart, &container) else {
@@ -231,13 +246,17 @@ async fn supervise(
         {
             Ok(c) => c,
             // Not back before the end of the workload: nothing left to do.
-            Err(_) if recorder.clock.now() >= spec.until_ns => return Ok(()),
+            Err(_) if recorder.clock.now() >= spec.until_ns => return Ok(None),
             Err(e) => anyhow::bail!("{container}: {e}"),
         };
-        let session = Session::new(conn, process, alloc.clone(), recorder.clone());
-        let summary = run_worker(session, spec).await?;
+        let mut session = Session::new(conn, process, alloc.clone(), recorder.clone());
+        let (summary, kept) = if counter {
+            (run_counter_worker(&mut session, spec).await?, Some(session))
+        } else {
+            (run_worker(session, spec).await?, None)
+        };
         if !summary.exited || recorder.clock.now() >= spec.until_ns {
-            return Ok(());
+            return Ok(kept);
         }
         // Killed: wait for the nemesis to restart the container (new host port), then go on.
         let before = addr;
@@ -247,7 +266,7 @@ async fn supervise(
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         if recorder.clock.now() >= spec.until_ns {
-            return Ok(());
+            return Ok(None);
         }
         process = alloc.next();
     }

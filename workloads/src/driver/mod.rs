@@ -4,10 +4,12 @@
 
 pub mod audit;
 mod conn;
+mod counter;
 mod session;
 mod workload;
 
 pub use conn::{Gone, WorkerConn};
+pub use counter::{final_read, run_counter_worker, run_counter_workload};
 pub use session::{Held, ProcessAllocator, Session, Step};
 pub use workload::{run_worker, run_workload, WorkerSummary, WorkloadSpec};
 

@@ -139,6 +139,40 @@ impl Session {
         self.op(inv, op).await
     }
 
+    /// Increments counter `key` (read, `work`, write back) under the current hold; the `ok`
+    /// completion carries the value written.
+    pub async fn increment(
+        &mut self,
+        key: &str,
+        work: std::time::Duration,
+    ) -> Result<Step, JsonlError> {
+        let mut inv = self.rec.event(self.process, OpType::Invoke, F::Increment);
+        if let Some(h) = &self.held {
+            inv.lock = Some(h.lock.clone());
+            inv.token = h.token;
+            inv.owner = h.owner.clone();
+            inv.lease = h.lease.clone();
+        }
+        inv.key = Some(key.to_string());
+        let op = Op::Increment {
+            process: self.process,
+            key: key.to_string(),
+            work_ms: work.as_millis() as u64,
+        };
+        self.op(inv, op).await
+    }
+
+    /// Reads counter `key` (no hold needed); the `ok` completion carries the value read.
+    pub async fn read(&mut self, key: &str) -> Result<Step, JsonlError> {
+        let mut inv = self.rec.event(self.process, OpType::Invoke, F::Read);
+        inv.key = Some(key.to_string());
+        let op = Op::Read {
+            process: self.process,
+            key: key.to_string(),
+        };
+        self.op(inv, op).await
+    }
+
     pub async fn release(&mut self) -> Result<Step, JsonlError> {
         let mut inv = self.rec.event(self.process, OpType::Invoke, F::Release);
         if let Some(h) = self.held.take() {
@@ -199,6 +233,9 @@ impl Session {
                 done.result = outcome.result;
                 done.highest_before = outcome.highest_before;
                 done.error = outcome.error.clone();
+                if let Some(v) = outcome.value {
+                    done.value = Some(serde_json::json!(v));
+                }
                 self.rec.record(done)?;
                 if outcome.kind == OpType::Info {
                     self.retire().await;

@@ -120,7 +120,7 @@ pub async fn run_worker(mut s: Session, spec: &WorkloadSpec) -> Result<WorkerSum
     Ok(sum)
 }
 
-fn draw(rng: &mut ChaCha8Rng, range: &RangeInclusive<Duration>) -> Duration {
+pub(super) fn draw(rng: &mut ChaCha8Rng, range: &RangeInclusive<Duration>) -> Duration {
     let (lo, hi) = (
         range.start().as_micros() as u64,
         range.end().as_micros() as u64,

@@ -4,6 +4,7 @@
 //! resource client. The same connection loop serves a TCP socket or, in tests, an in-process
 //! duplex pipe, so the pipeline test runs exactly the code the containers run.
 
+mod counter;
 mod session;
 
 pub use session::Worker;

@@ -4,6 +4,7 @@
 
 use crate::client::{within, Client, Completion, NOT_OWNER};
 use crate::config::{Discipline, RecipeConfig};
+use crate::counter_guard::Counter;
 use crate::fenced_write::{ResourceWriter, WriteRequest};
 use crate::ownership::{LostNotice, Tracker, WriteGate};
 use crate::protocol::{Op, Outcome};
@@ -20,6 +21,7 @@ pub struct Worker {
     cfg: RecipeConfig,
     discipline: Discipline,
     current: Option<Tracker>,
+    counter: Option<Arc<dyn Counter>>,
     notices_tx: mpsc::UnboundedSender<LostNotice>,
     pub(crate) notices: mpsc::UnboundedReceiver<LostNotice>,
 }
@@ -49,9 +51,16 @@ impl Worker {
             cfg,
             discipline,
             current: None,
+            counter: None,
             notices_tx,
             notices,
         }
+    }
+
+    /// Gives the worker the counter store its `increment` and `read` operations use.
+    pub fn with_counter(mut self, counter: Arc<dyn Counter>) -> Self {
+        self.counter = Some(counter);
+        self
     }
 
     pub fn recipe(&self) -> crate::config::RecipeKind {
@@ -68,6 +77,18 @@ impl Worker {
                 value,
                 op_id,
             } => self.write(process, key, value, op_id).await,
+            Op::Increment {
+                process: _,
+                key,
+                work_ms,
+            } => {
+                let work = std::time::Duration::from_millis(work_ms);
+                let (counter, hold) = (self.counter.as_ref(), self.current.as_ref());
+                super::counter::increment(counter, hold, self.cfg.op_timeout, &key, work).await
+            }
+            Op::Read { process: _, key } => {
+                super::counter::read(self.counter.as_ref(), self.cfg.op_timeout, &key).await
+            }
             Op::Release { process: _ } => self.release().await,
             Op::Abandon => {
                 if let Some(mut t) = self.current.take() {
