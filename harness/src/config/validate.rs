@@ -543,6 +543,25 @@ mod tests {
                 "counter_store",
                 "workload",
             ),
+            (
+                RawTest {
+                    provider: Some("redis".into()),
+                    workload: Some("counter".into()),
+                    counter_store: Some("etcd-guard".into()),
+                    ..raw()
+                },
+                "counter_store",
+                "provider etcd",
+            ),
+            (
+                RawTest {
+                    workload: Some("counter".into()),
+                    counter_store: Some("mongo".into()),
+                    ..raw()
+                },
+                "counter_store",
+                "etcd-guard",
+            ),
         ];
         for (r, field, hint) in cases {
             let e = validate(r, 1).unwrap_err();
