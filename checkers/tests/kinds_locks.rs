@@ -154,6 +154,23 @@ fn a_stale_owners_successful_release_is_a_double_release() {
 }
 
 #[test]
+fn a_stale_owner_that_noticed_its_lost_lease_and_still_released_is_a_double_release() {
+    // Regression (found by the replay scenarios): the worker records lease-lost when it wakes
+    // from its pause, then sends the release it still holds the old handle for.
+    let mut events: Vec<Event> = [acquire(1, "L1", 1), acquire(2, "L2", 2)]
+        .into_iter()
+        .flatten()
+        .collect();
+    events.push(info(1, LeaseLost).lock("l").lease("L1").token(1));
+    events.extend(release(1, "L1", 1));
+    let v = verdict(&history(events), &[]);
+    let dr = only(&v, DoubleRelease);
+    assert_eq!(dr.len(), 1, "{:#?}", v.anomalies);
+    assert_eq!(dr[0].evidence.other["holder_lease"], "L2");
+    assert_eq!(v.valid, Validity::Invalid);
+}
+
+#[test]
 fn a_release_rejected_as_not_owner_is_not_a_double_release() {
     let hist = h([
         acquire(1, "L1", 1),

@@ -118,6 +118,11 @@ impl Checker for DoubleRelease {
                         rel.active = false;
                     }
                 }
+                // A worker that noticed its lease is gone is still the same process, and it
+                // may still send the release it holds the old handle for: exactly the stale
+                // release this checker exists to catch. Only a death or an indeterminate
+                // outcome (which retires the process id) forgets its acquisitions.
+                (F::LeaseLost, _) => {}
                 (F::Exit, _) | (_, OpType::Info) => {
                     self.acqs.remove(&p);
                     self.pending.remove(&p);
