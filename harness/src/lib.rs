@@ -11,8 +11,8 @@
 
 pub mod cluster;
 pub mod commands;
-pub mod control;
 pub mod config;
+pub mod control;
 pub mod docker;
 pub mod image;
 pub mod matrix;
