@@ -11,6 +11,11 @@ pub struct Args {
     /// Test file (YAML); flags given on the command line override its keys.
     #[arg(long, short = 'c')]
     pub config: Option<PathBuf>,
+    /// The test's name (its run directory and Docker run id; default: recipe-resource-faults).
+    /// A run first removes what an earlier, killed run of the same name left behind, so give
+    /// concurrent runs of one test different names.
+    #[arg(long)]
+    pub name: Option<String>,
     /// Lock provider: etcd, zookeeper, redis, redlock, redis-sentinel, memory.
     #[arg(long)]
     pub provider: Option<String>,
@@ -63,6 +68,7 @@ pub struct Args {
 impl Args {
     fn flags(&self) -> RawTest {
         RawTest {
+            name: self.name.clone(),
             provider: self.provider.clone(),
             recipe: self.recipe.clone(),
             resource: self.resource.clone(),
