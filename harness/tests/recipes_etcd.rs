@@ -7,49 +7,16 @@
 mod recipes_support;
 
 use harness::cluster::System;
-use recipes_support::{assert_pause, contention, pause_past_ttl, with_bed};
+use recipes_support::must_show;
 use std::time::Duration;
 use workloads::config::RecipeKind;
 
-fn contention_secs() -> u64 {
-    std::env::var("FENCECHECK_CONTENTION_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn etcd_lease_excludes_fences_and_survives_a_pause_past_the_ttl() {
-    with_bed(
-        System::Etcd,
-        RecipeKind::EtcdLease,
-        Duration::from_secs(2),
-        |bed| async move {
-            contention(&bed, 5, contention_secs()).await;
-            for discipline in ["stop", "continue"] {
-                let outcome =
-                    pause_past_ttl(&bed, discipline, &format!("paused-{discipline}")).await;
-                assert_pause(&bed, discipline, &outcome);
-            }
-        },
-    )
-    .await;
+    must_show(System::Etcd, RecipeKind::EtcdLease, Duration::from_secs(2)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn etcd_lock_excludes_fences_and_survives_a_pause_past_the_ttl() {
-    with_bed(
-        System::Etcd,
-        RecipeKind::EtcdLock,
-        Duration::from_secs(2),
-        |bed| async move {
-            contention(&bed, 5, contention_secs()).await;
-            for discipline in ["stop", "continue"] {
-                let outcome =
-                    pause_past_ttl(&bed, discipline, &format!("paused-{discipline}")).await;
-                assert_pause(&bed, discipline, &outcome);
-            }
-        },
-    )
-    .await;
+    must_show(System::Etcd, RecipeKind::EtcdLock, Duration::from_secs(2)).await;
 }

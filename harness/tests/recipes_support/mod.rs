@@ -398,3 +398,27 @@ pub fn assert_pause(bed: &Bed, discipline: &str, o: &PauseOutcome) {
         );
     }
 }
+
+/// How long contention runs: `FENCECHECK_CONTENTION_SECS` (default 10; the issue's full 30 s
+/// passes too, it only costs time).
+pub fn contention_secs() -> u64 {
+    std::env::var("FENCECHECK_CONTENTION_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10)
+}
+
+/// Issue 4's must-show list for one recipe: 5 workers contending never overlap (and, with
+/// tokens, strictly increase); a worker SIGSTOPped past the ttl loses the lock, and on SIGCONT
+/// `stop` records lease-lost before any write while `continue` sends it; its stale release is
+/// rejected (accepted only by `redis-lock-del`).
+pub async fn must_show(system: System, recipe: RecipeKind, ttl: Duration) {
+    with_bed(system, recipe, ttl, |bed| async move {
+        contention(&bed, 5, contention_secs()).await;
+        for discipline in ["stop", "continue"] {
+            let outcome = pause_past_ttl(&bed, discipline, &format!("paused-{discipline}")).await;
+            assert_pause(&bed, discipline, &outcome);
+        }
+    })
+    .await;
+}
