@@ -147,7 +147,7 @@ fn a_plain_del_release_frees_someone_elses_lock() {
             "--recipe",
             "redis-lock-del",
             "--time-limit",
-            "14s",
+            "24s",
             "--seed",
             "1",
         ],
