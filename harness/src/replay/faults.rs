@@ -106,6 +106,11 @@ impl Stage {
                                 "{now} promoted after {:.1}s",
                                 start.elapsed().as_secs_f64()
                             );
+                            // One sentinel naming the new master is not all of them: a client
+                            // asking another one a moment later can still be sent to the old
+                            // (paused) master. The old master stays paused, so waiting for the
+                            // others to converge cannot change what the scenario shows.
+                            tokio::time::sleep(Duration::from_millis(1500)).await;
                             break;
                         }
                     }
