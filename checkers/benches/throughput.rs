@@ -151,6 +151,24 @@ fn check(dir: &Path) {
         w0.elapsed(),
         cpu() - c0,
     );
+    // Each checker alone on the same events: where the check time goes.
+    for i in 0..checkers::all_checkers(&cfg()).len() {
+        let mut one = checkers::all_checkers(&cfg());
+        let checker = one.swap_remove(i);
+        let kind = checker.kind();
+        let (w0, c0) = (Instant::now(), cpu());
+        let mut engine = Engine::with_checkers(&cfg(), vec![checker]);
+        for e in &events {
+            engine.event(&e.as_ref());
+        }
+        let _ = engine.finish();
+        report(
+            &format!("  {kind} alone"),
+            events.len() as u64,
+            w0.elapsed(),
+            cpu() - c0,
+        );
+    }
 }
 
 fn owned(e: &EventRef<'_>) -> Event {
