@@ -171,6 +171,20 @@ fn check(dir: &Path) {
     }
 }
 
+/// Parse + check, five times, nothing else: a target for `perf record`.
+fn profile(dir: &Path) {
+    let (h, r) = (dir.join("history.jsonl"), dir.join("resource.jsonl"));
+    let (w0, c0) = (Instant::now(), cpu());
+    let mut lines = 0;
+    for _ in 0..5 {
+        let mut engine = Engine::new(&cfg());
+        lines += stream_history(&h, |e| engine.event(e)).expect("history");
+        lines += stream_resource_log(&r, |e| engine.resource(e)).expect("resource");
+        let _ = engine.finish();
+    }
+    report("parse + check x5", lines, w0.elapsed(), cpu() - c0);
+}
+
 fn owned(e: &EventRef<'_>) -> Event {
     let s = |c: &Option<std::borrow::Cow<'_, str>>| c.as_deref().map(str::to_string);
     let mut o = Event::new(e.time, e.process, e.kind, e.f.clone());
@@ -218,6 +232,7 @@ fn main() {
         ["gen", dir, n] => gen(Path::new(dir), n.parse().expect("event count")),
         ["check", dir] => check(Path::new(dir)),
         ["serde", dir] => serde(Path::new(dir)),
+        ["profile", dir] => profile(Path::new(dir)),
         _ => {
             eprintln!("usage: throughput gen <dir> <events> | check <dir> | serde <dir>");
             // `cargo bench` without arguments (e.g. the whole workspace): a quick smoke run.

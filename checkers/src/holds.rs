@@ -12,15 +12,16 @@
 //! Memory is the open holds plus one pending acquire per process.
 
 use crate::hashing::FastMap;
+use crate::name::{opt_name, Name};
 use results::{EventRef, OpType, Process, F};
 
 /// One certain hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hold {
     pub process: u32,
-    pub lock: String,
-    pub owner: Option<String>,
-    pub lease: Option<String>,
+    pub lock: Name,
+    pub owner: Option<Name>,
+    pub lease: Option<Name>,
     pub token: Option<u64>,
     /// History index and time of the acquire `ok`.
     pub index: u64,
@@ -31,7 +32,7 @@ pub struct Hold {
 /// so following millions of acquires allocates only once per process.
 #[derive(Debug, Default)]
 pub struct PendingAcquires {
-    map: FastMap<u32, (bool, String)>,
+    map: FastMap<u32, (bool, Name)>,
 }
 
 impl PendingAcquires {
@@ -64,8 +65,7 @@ impl PendingAcquires {
                     let slot = self.map.entry(p).or_default();
                     slot.0 = true;
                     if slot.1 != *lock {
-                        slot.1.clear();
-                        slot.1.push_str(lock);
+                        slot.1 = Name::from(lock.as_ref());
                     }
                 }
             }
@@ -83,7 +83,7 @@ impl PendingAcquires {
 /// The open holds of every lock, and the lock each process is trying to acquire.
 #[derive(Debug, Default)]
 pub struct HoldBook {
-    by_lock: FastMap<String, Vec<Hold>>,
+    by_lock: FastMap<Name, Vec<Hold>>,
     pending: PendingAcquires,
 }
 
@@ -122,13 +122,13 @@ impl HoldBook {
                 if let Some(lock) = self.pending.lock_of(e) {
                     let list = match self.by_lock.get_mut(lock) {
                         Some(list) => list,
-                        None => self.by_lock.entry(lock.to_string()).or_default(),
+                        None => self.by_lock.entry(Name::from(lock)).or_default(),
                     };
                     let hold = Hold {
                         process: p,
-                        lock: lock.to_string(),
-                        owner: e.owner.as_deref().map(str::to_string),
-                        lease: e.lease.as_deref().map(str::to_string),
+                        lock: Name::from(lock),
+                        owner: opt_name(e.owner.as_deref()),
+                        lease: opt_name(e.lease.as_deref()),
                         token: e.token,
                         index: e.index,
                         time: e.time,

@@ -4,18 +4,22 @@
 //!
 //! - [`checker`]: the [`Checker`] trait, findings and outcomes.
 //! - [`kinds`]: one checker per anomaly kind.
+//! - [`applied`]: the accepted op_ids, compressed into per-process runs.
 //! - [`holds`]: certain hold intervals, shared by the hold-based checkers.
+//! - [`name`]: short names (lock, owner, lease) kept inline, not on the heap.
 //! - [`diagnosis`]: what each anomaly tells a human to check and do.
 //! - [`engine`]: composition into one verdict (Invalid > Unknown > Valid), panics caught.
 //! - [`testkit`]: tiny history builders for tests (`invoke(p, Acquire)`, `ok(..)`, `info(..)`).
 //! - [`synth`]: seeded generators of long valid histories and planted defects (tests, benches).
 
+pub mod applied;
 pub mod checker;
 pub mod diagnosis;
 pub mod engine;
 pub mod hashing;
 pub mod holds;
 pub mod kinds;
+pub mod name;
 pub mod synth;
 pub mod testkit;
 

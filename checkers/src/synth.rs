@@ -100,6 +100,8 @@ struct Gen<'s> {
     highest: Option<u64>,
     count: i64,
     tokens: bool,
+    /// Per worker, the next `n` of its `<process>-<n>` op_ids (as the real workers number them).
+    ops: std::collections::BTreeMap<u32, u64>,
 }
 
 #[derive(Clone)]
@@ -127,6 +129,12 @@ impl Gen<'_> {
             e.token = h.token;
         }
         e
+    }
+
+    fn next_op_id(&mut self, p: u32) -> String {
+        let n = self.ops.entry(p).or_default();
+        *n += 1;
+        format!("{p}-{}", *n - 1)
     }
 
     fn next_token(&mut self) -> Option<u64> {
@@ -201,6 +209,7 @@ pub fn generate_into(
         highest: None,
         count: 0,
         tokens: shape.tokens,
+        ops: Default::default(),
     };
     let mut w = 1 + g.rng.below(u64::from(workers)) as u32;
     // Per worker (index = worker id): whether its acquire is pending, and the highest token
@@ -285,7 +294,7 @@ pub fn generate_into(
             }
         }
         for j in 0..shape.writes_per_hold {
-            let op_id = format!("{w}-{k}-{j}");
+            let op_id = g.next_op_id(w);
             let (result, done) = if planted == Some(TokenRegression) {
                 (WriteResult::RejectedStaleFence, OpType::Fail)
             } else {
@@ -294,6 +303,7 @@ pub fn generate_into(
             g.write(w, &hold, op_id, result, done);
         }
         if planted == Some(DuplicateEffect) {
+            let n = g.ops.get(&w).copied().unwrap_or(1).saturating_sub(1);
             let entry = ResourceEntry {
                 seq: 0,
                 time: g.now + 10,
@@ -302,8 +312,8 @@ pub fn generate_into(
                 owner: format!("worker-{w}"),
                 lease: hold.lease.clone(),
                 token: hold.token,
-                op_id: format!("{w}-{k}-0"),
-                value: format!("{w}-{k}-0").into(),
+                op_id: format!("{w}-{n}"),
+                value: format!("{w}-{n}").into(),
                 highest_before: None,
                 result: WriteResult::Accepted,
             };

@@ -48,9 +48,9 @@ impl Checker for ConcurrentHolders {
                     new.index
                 );
                 let mut evidence = Evidence {
-                    lock: Some(new.lock.clone()),
-                    owner: new.owner.clone(),
-                    lease: new.lease.clone(),
+                    lock: Some(new.lock.to_string()),
+                    owner: new.owner.as_ref().map(ToString::to_string),
+                    lease: new.lease.as_ref().map(ToString::to_string),
                     token: new.token,
                     indices: vec![old.index, new.index],
                     times: vec![old.time, new.time],

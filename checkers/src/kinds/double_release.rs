@@ -11,14 +11,15 @@ use crate::diagnosis;
 use crate::hashing::FastMap;
 use crate::holds::HoldBook;
 use crate::kinds::concurrent_holders::fmt_token;
+use crate::name::{opt_name, text, Name};
 use results::{AnomalyKind, EventRef, Evidence, OpResult, OpType, Process, F};
 use serde_json::json;
 
 #[derive(Debug, Clone)]
 struct Acq {
-    lock: String,
-    owner: Option<String>,
-    lease: Option<String>,
+    lock: Name,
+    owner: Option<Name>,
+    lease: Option<Name>,
     token: Option<u64>,
     index: u64,
     time: u64,
@@ -27,7 +28,7 @@ struct Acq {
 
 #[derive(Debug, Clone)]
 struct PendingRelease {
-    lock: String,
+    lock: Name,
     index: u64,
     time: u64,
     /// False once completed (the entry is kept to reuse its buffer).
@@ -64,9 +65,9 @@ impl Checker for DoubleRelease {
                     if let Some(lock) = self.book.acquire_lock(e) {
                         let list = self.acqs.entry(p).or_default();
                         let acq = Acq {
-                            lock: String::new(),
-                            owner: e.owner.as_deref().map(str::to_string),
-                            lease: e.lease.as_deref().map(str::to_string),
+                            lock: Name::default(),
+                            owner: opt_name(e.owner.as_deref()),
+                            lease: opt_name(e.lease.as_deref()),
                             token: e.token,
                             index: e.index,
                             time: e.time,
@@ -80,7 +81,7 @@ impl Checker for DoubleRelease {
                                 }
                             }
                             None => list.push(Acq {
-                                lock: lock.to_string(),
+                                lock: Name::from(lock),
                                 ..acq
                             }),
                         }
@@ -89,14 +90,13 @@ impl Checker for DoubleRelease {
                 (F::Release, OpType::Invoke) => {
                     if let Some(lock) = &e.lock {
                         let rel = self.pending.entry(p).or_insert_with(|| PendingRelease {
-                            lock: String::new(),
+                            lock: Name::default(),
                             index: 0,
                             time: 0,
                             active: false,
                         });
                         if rel.lock != *lock {
-                            rel.lock.clear();
-                            rel.lock.push_str(lock);
+                            rel.lock = Name::from(lock.as_ref());
                         }
                         (rel.index, rel.time, rel.active) = (e.index, e.time, true);
                     }
@@ -159,9 +159,9 @@ impl DoubleRelease {
             return; // a release of nothing this process certainly acquired
         };
         let mut evidence = Evidence {
-            lock: Some(acq.lock.clone()),
-            owner: acq.owner.clone(),
-            lease: acq.lease.clone(),
+            lock: Some(acq.lock.to_string()),
+            owner: text(&acq.owner),
+            lease: text(&acq.lease),
             token: acq.token,
             result: Some(OpResult::Released.as_str().into()),
             ..Default::default()

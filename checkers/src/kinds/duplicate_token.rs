@@ -14,6 +14,7 @@ use crate::diagnosis;
 use crate::hashing::FastMap;
 use crate::holds::PendingAcquires;
 use crate::kinds::token_regression::{token_outcome, Acquired};
+use crate::name::{text, Name};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, ResourceRef, F};
 use serde_json::json;
 use std::rc::Rc;
@@ -31,15 +32,15 @@ struct LockTokens {
 struct KeyTokens {
     token: u64,
     /// (lease, owner, seq, time) of the writes accepted with `token`, at most a few.
-    leases: Vec<(String, String, u64, u64)>,
+    leases: Vec<(Name, Name, u64, u64)>,
 }
 
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct DuplicateToken {
     book: PendingAcquires,
-    locks: FastMap<String, LockTokens>,
-    keys: FastMap<String, KeyTokens>,
+    locks: FastMap<Name, LockTokens>,
+    keys: FastMap<Name, KeyTokens>,
     with_token: u64,
     without_token: u64,
 }
@@ -74,9 +75,14 @@ impl Checker for DuplicateToken {
         };
         self.with_token += u64::from(self.with_token == 0);
         let Some(k) = self.keys.get_mut(r.key.as_ref()) else {
-            let leases = vec![(r.lease.to_string(), r.owner.to_string(), r.seq, r.time)];
+            let leases = vec![(
+                Name::from(r.lease.as_ref()),
+                Name::from(r.owner.as_ref()),
+                r.seq,
+                r.time,
+            )];
             self.keys
-                .insert(r.key.to_string(), KeyTokens { token: t, leases });
+                .insert(Name::from(r.key.as_ref()), KeyTokens { token: t, leases });
             return;
         };
         if t > k.token {
@@ -84,10 +90,8 @@ impl Checker for DuplicateToken {
             k.token = t;
             k.leases.truncate(1);
             let first = &mut k.leases[0];
-            first.0.clear();
-            first.0.push_str(&r.lease);
-            first.1.clear();
-            first.1.push_str(&r.owner);
+            first.0 = Name::from(r.lease.as_ref());
+            first.1 = Name::from(r.owner.as_ref());
             (first.2, first.3) = (r.seq, r.time);
         } else if t == k.token && !k.leases.iter().any(|l| l.0 == r.lease) {
             let first = &k.leases[0];
@@ -114,8 +118,12 @@ impl Checker for DuplicateToken {
             );
             out.push(summary, evidence, diagnosis::duplicate_token_resource(obs));
             if k.leases.len() < 8 {
-                k.leases
-                    .push((r.lease.to_string(), r.owner.to_string(), r.seq, r.time));
+                k.leases.push((
+                    Name::from(r.lease.as_ref()),
+                    Name::from(r.owner.as_ref()),
+                    r.seq,
+                    r.time,
+                ));
             }
         }
     }
@@ -142,7 +150,7 @@ impl DuplicateToken {
         };
         let l = match self.locks.get_mut(lock) {
             Some(l) => l,
-            None => self.locks.entry(lock.to_string()).or_default(),
+            None => self.locks.entry(Name::from(lock)).or_default(),
         };
         match e.kind {
             OpType::Invoke => {
@@ -197,8 +205,8 @@ fn report(lock: &str, x: &Acquired, y: &Acquired, out: &mut Findings) {
     );
     let mut evidence = Evidence {
         lock: Some(lock.to_string()),
-        owner: y.owner.clone(),
-        lease: y.lease.clone(),
+        owner: text(&y.owner),
+        lease: text(&y.lease),
         token: Some(y.token),
         indices: vec![x.index, y.index],
         times: vec![x.time, y.time],

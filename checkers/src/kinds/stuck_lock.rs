@@ -18,6 +18,7 @@ use crate::checker::{Checker, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::hashing::{FastMap, FastSet};
 use crate::holds::HoldBook;
+use crate::name::Name;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
 use std::time::Duration;
@@ -27,7 +28,7 @@ struct Obligation {
     reason: String,
     index: u64,
     time: u64,
-    holder: Option<(Option<String>, Option<String>, Option<u64>)>,
+    holder: Option<(Option<Name>, Option<Name>, Option<u64>)>,
     /// When the clock started (None while a fault is active).
     start: Option<u64>,
     tried_early: bool,
@@ -46,7 +47,7 @@ pub struct StuckLock {
     ttl: Option<u64>,
     slack: u64,
     book: HoldBook,
-    locks: FastMap<String, LockState>,
+    locks: FastMap<Name, LockState>,
     faults: FastSet<String>,
     next_deadline: Option<u64>,
 }
@@ -72,10 +73,10 @@ impl StuckLock {
         lock: &str,
         reason: String,
         e: &EventRef<'_>,
-        holder: Option<(Option<String>, Option<String>, Option<u64>)>,
+        holder: Option<(Option<Name>, Option<Name>, Option<u64>)>,
     ) {
         let start = self.faults.is_empty().then_some(e.time);
-        let l = self.locks.entry(lock.to_string()).or_default();
+        let l = self.locks.entry(Name::from(lock)).or_default();
         let tried_early =
             l.attempts > 0 || l.last_attempt.is_some_and(|t| t + self.slack >= e.time);
         l.obligation = Some(Obligation {
@@ -172,7 +173,7 @@ impl Checker for StuckLock {
             (Process::Nemesis, F::Stop(fault), _) => {
                 self.faults.remove(fault);
                 if self.faults.is_empty() {
-                    let names: Vec<String> = self.locks.keys().cloned().collect();
+                    let names: Vec<Name> = self.locks.keys().cloned().collect();
                     for name in names {
                         let tried = self
                             .locks
@@ -205,7 +206,7 @@ impl Checker for StuckLock {
                 let slack = self.slack;
                 let l = match self.locks.get_mut(lock) {
                     Some(l) => l,
-                    None => self.locks.entry(lock.to_string()).or_default(),
+                    None => self.locks.entry(Name::from(lock)).or_default(),
                 };
                 let mut discharged = false;
                 match kind {
@@ -225,7 +226,7 @@ impl Checker for StuckLock {
                 }
                 l.last_attempt = Some(e.time);
                 if kind == OpType::Info {
-                    let lock = lock.to_string();
+                    let lock = Name::from(lock);
                     let why = format!(
                         "process {p}'s acquire ended info at index {}: it may hold the lock and is retired",
                         e.index
@@ -245,7 +246,7 @@ impl Checker for StuckLock {
                     let why = format!("holder process {p} exited at index {}", e.index);
                     self.oblige(&lock, why, e, Some(holder));
                 }
-                if let Some(lock) = self.book.pending_acquire(p).map(str::to_string) {
+                if let Some(lock) = self.book.pending_acquire(p).map(Name::from) {
                     if let Some(l) = self.locks.get_mut(&lock) {
                         l.attempts = l.attempts.saturating_sub(1);
                     }
@@ -294,8 +295,8 @@ fn report(
         ..Default::default()
     };
     if let Some((owner, lease, token)) = &o.holder {
-        evidence.owner = owner.clone();
-        evidence.lease = lease.clone();
+        evidence.owner = owner.as_ref().map(ToString::to_string);
+        evidence.lease = lease.as_ref().map(ToString::to_string);
         evidence.token = *token;
     }
     evidence.other.insert("reason".into(), json!(o.reason));

@@ -7,6 +7,7 @@ use crate::checker::{Checker, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::hashing::FastMap;
 use crate::holds::PendingAcquires;
+use crate::name::{opt_name, text, Name};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
 use std::rc::Rc;
@@ -15,8 +16,8 @@ use std::rc::Rc;
 #[derive(Debug, Clone)]
 pub(crate) struct Acquired {
     pub process: u32,
-    pub owner: Option<String>,
-    pub lease: Option<String>,
+    pub owner: Option<Name>,
+    pub lease: Option<Name>,
     pub token: u64,
     pub index: u64,
     pub time: u64,
@@ -26,8 +27,8 @@ impl Acquired {
     pub(crate) fn from_ok(p: u32, token: u64, e: &EventRef<'_>) -> Acquired {
         Acquired {
             process: p,
-            owner: e.owner.as_deref().map(str::to_string),
-            lease: e.lease.as_deref().map(str::to_string),
+            owner: opt_name(e.owner.as_deref()),
+            lease: opt_name(e.lease.as_deref()),
             token,
             index: e.index,
             time: e.time,
@@ -48,7 +49,7 @@ impl Acquired {
 #[derive(Debug, Default)]
 pub struct TokenRegression {
     book: PendingAcquires,
-    max: FastMap<String, Rc<Acquired>>,
+    max: FastMap<Name, Rc<Acquired>>,
     /// Per process: the lock and the highest completed token when its acquire was invoked.
     pending: FastMap<u32, Option<Rc<Acquired>>>,
     with_token: u64,
@@ -82,7 +83,7 @@ impl Checker for TokenRegression {
                             }
                             let newer = self.max.get(lock).is_none_or(|m| t > m.token);
                             if newer {
-                                self.max.insert(lock.to_string(), Rc::new(now));
+                                self.max.insert(Name::from(lock), Rc::new(now));
                             }
                         }
                         _ => self.without_token += 1,
@@ -119,8 +120,8 @@ fn report(lock: &str, x: &Acquired, y: &Acquired, out: &mut Findings) {
     );
     let mut evidence = Evidence {
         lock: Some(lock.to_string()),
-        owner: y.owner.clone(),
-        lease: y.lease.clone(),
+        owner: text(&y.owner),
+        lease: text(&y.lease),
         token: Some(y.token),
         indices: vec![x.index, y.index],
         times: vec![x.time, y.time],
