@@ -293,7 +293,7 @@ pub fn generate_into(
                 g.emit(f);
             }
         }
-        for j in 0..shape.writes_per_hold {
+        for _ in 0..shape.writes_per_hold {
             let op_id = g.next_op_id(w);
             let (result, done) = if planted == Some(TokenRegression) {
                 (WriteResult::RejectedStaleFence, OpType::Fail)
