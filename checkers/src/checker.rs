@@ -3,6 +3,7 @@
 //! always gives the same findings. Streaming (one event at a time) keeps memory bounded by what a
 //! checker must remember (open holds, pending operations), not by the history's length.
 
+use crate::holds::HoldBook;
 use results::{Anomaly, AnomalyKind, Diagnosis, EventRef, Evidence, OpType, ResourceRef, F};
 
 /// How many anomalies of one kind keep their full evidence; the rest are only counted, so a
@@ -68,6 +69,15 @@ impl Findings {
     }
 }
 
+/// What a checker may read besides the event: state the engine derives once for all checkers
+/// (following the holds was done by three checkers, and pending acquires by five, each on its
+/// own copy), as it stood just *before* the event.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// Certain holds and pending acquires of every process, fed every event.
+    pub holds: &'a HoldBook,
+}
+
 /// Which history events a checker needs: a set of operations (`f`), plus "every `info`"
 /// (a retired process ends its holds whatever the operation). The engine skips the checker for
 /// other events, so a checker must not depend on seeing them (time alone included: a deadline
@@ -128,8 +138,8 @@ pub trait Checker {
         Interests::ALL
     }
 
-    /// One history event, in file order.
-    fn event(&mut self, e: &EventRef<'_>, out: &mut Findings);
+    /// One history event, in file order, with the shared state as it was before it.
+    fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings);
 
     /// One resource-log entry, in file order (after the whole history).
     fn resource(&mut self, _r: &ResourceRef<'_>, _out: &mut Findings) {}

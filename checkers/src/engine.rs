@@ -3,7 +3,8 @@
 //! decide, panicked, or the history is empty) > Valid. A checker that panics is caught, stopped,
 //! and named in the verdict; the run is then unknown rather than crashed.
 
-use crate::checker::{Checker, End, Findings, Interests, Outcome, ResourceLog};
+use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, ResourceLog};
+use crate::holds::HoldBook;
 use results::store::CheckConfig;
 use results::{AnomalyKind, Event, EventRef, ResourceEntry, ResourceRef, Validity, Verdict};
 use serde_json::json;
@@ -21,6 +22,8 @@ struct Slot {
 /// The composition of all checkers, fed one event at a time.
 pub struct Engine {
     slots: Vec<Slot>,
+    /// Shared derived state, updated after every checker saw the event.
+    holds: HoldBook,
     fail_on: Vec<AnomalyKind>,
     events: u64,
     resource_entries: u64,
@@ -62,6 +65,7 @@ impl Engine {
                     panicked: None,
                 })
                 .collect(),
+            holds: HoldBook::default(),
             fail_on: cfg.fail_on.clone(),
             events: 0,
             resource_entries: 0,
@@ -75,17 +79,28 @@ impl Engine {
         self.events += 1;
         self.last_time = Some(self.last_time.map_or(e.time, |t| t.max(e.time)));
         let bits = Interests::of(e);
+        let cx = Context { holds: &self.holds };
         for slot in &mut self.slots {
             if !slot.interests.meets(bits) || slot.panicked.is_some() {
                 continue;
             }
             let (c, out) = (&mut slot.checker, &mut slot.findings);
-            if let Err(p) = catch_unwind(AssertUnwindSafe(|| c.event(e, out))) {
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| c.event(e, &cx, out))) {
                 slot.panicked = Some(format!(
                     "{} checker panicked at history index {}: {}",
                     slot.findings.kind,
                     e.index,
                     panic_message(&*p)
+                ));
+            }
+        }
+        let holds = &mut self.holds;
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| holds.apply(e))) {
+            let why = panic_message(&*p);
+            for slot in self.slots.iter_mut().filter(|s| s.panicked.is_none()) {
+                slot.panicked = Some(format!(
+                    "the shared hold book panicked at history index {}: {why}",
+                    e.index
                 ));
             }
         }

@@ -1,5 +1,7 @@
-//! Hold intervals: who certainly held which lock when. Shared (as a helper each checker owns,
-//! not shared state) by concurrent-holders, double-release and stuck-lock.
+//! Hold intervals: who certainly held which lock when. The engine keeps one [`HoldBook`], fed
+//! every event, and hands it (as it was before the event) to every checker in its
+//! [`crate::Context`]: concurrent-holders, double-release and stuck-lock read the holds, the token
+//! checkers the pending acquires.
 //!
 //! A hold is `[acquire ok, first of: release invoke / lease-lost / exit / info of that process /
 //! end of history]`. Only *certain* holds are tracked, which keeps the checkers built on them
@@ -111,9 +113,20 @@ impl HoldBook {
         self.pending.get(process)
     }
 
-    /// Applies one event. `opened(others, new)` is called for a new hold, with the holds of the
-    /// same lock that were already open.
-    pub fn apply(&mut self, e: &EventRef<'_>, mut opened: impl FnMut(&[Hold], &Hold)) {
+    /// For an acquire `ok` that opens a certain hold: its lock and the holds of that lock
+    /// already open.
+    pub fn opening<'e>(&'e self, e: &'e EventRef<'_>) -> Option<(&'e str, &'e [Hold])> {
+        match (e.process, &e.f, e.kind) {
+            (Process::Worker(_), F::Acquire, OpType::Ok) => {
+                let lock = self.pending.lock_of(e)?;
+                Some((lock, self.open(lock)))
+            }
+            _ => None,
+        }
+    }
+
+    /// Applies one event.
+    pub fn apply(&mut self, e: &EventRef<'_>) {
         let Process::Worker(p) = e.process else {
             return;
         };
@@ -133,7 +146,6 @@ impl HoldBook {
                         index: e.index,
                         time: e.time,
                     };
-                    opened(list, &hold);
                     list.push(hold);
                 }
             }

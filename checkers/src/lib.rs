@@ -23,7 +23,7 @@ pub mod name;
 pub mod synth;
 pub mod testkit;
 
-pub use checker::{Checker, End, Findings, Interests, Outcome, ResourceLog};
+pub use checker::{Checker, Context, End, Findings, Interests, Outcome, ResourceLog};
 pub use engine::{check, check_stream, Engine};
 pub use results::store::CheckConfig;
 pub use results::Verdict;

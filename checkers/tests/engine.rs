@@ -3,7 +3,7 @@
 
 mod common;
 use checkers::testkit::*;
-use checkers::{check, CheckConfig, Checker, End, Engine, Findings, Outcome};
+use checkers::{check, CheckConfig, Checker, Context, End, Engine, Findings, Outcome};
 use common::*;
 use results::{AnomalyKind, EventRef, Validity};
 
@@ -12,7 +12,7 @@ impl Checker for Panics {
     fn kind(&self) -> AnomalyKind {
         AnomalyKind::LostUpdate
     }
-    fn event(&mut self, e: &EventRef<'_>, _out: &mut Findings) {
+    fn event(&mut self, e: &EventRef<'_>, _cx: &Context<'_>, _out: &mut Findings) {
         if e.index == 1 {
             panic!("boom at {}", e.index);
         }

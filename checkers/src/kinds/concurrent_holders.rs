@@ -1,18 +1,16 @@
 //! `concurrent-holders`: two acquisitions' certain hold intervals overlap in time. Reported but,
 //! by default, not failing: under pauses a lease cannot prevent it; only fencing limits the harm.
-//! Sound by construction of [`HoldBook`]: only certain holds (acquire `ok`) count, so an `info`
+//! Sound by construction of [`crate::holds::HoldBook`]: only certain holds (acquire `ok`) count, so an `info`
 //! acquire that may have happened never produces a report.
 
-use crate::checker::{Checker, End, Findings, Interests, Outcome};
+use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
-use crate::holds::HoldBook;
-use results::{AnomalyKind, EventRef, Evidence};
+use results::{AnomalyKind, EventRef, Evidence, Process};
 use serde_json::json;
 
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct ConcurrentHolders {
-    book: HoldBook,
     acquisitions: u64,
 }
 
@@ -23,52 +21,55 @@ impl Checker for ConcurrentHolders {
 
     fn interests(&self) -> Interests {
         Interests::ACQUIRE
-            | Interests::RELEASE
-            | Interests::LEASE_LOST
-            | Interests::EXIT
-            | Interests::ANY_INFO
     }
 
-    fn event(&mut self, e: &EventRef<'_>, out: &mut Findings) {
-        let acquisitions = &mut self.acquisitions;
-        self.book.apply(e, |others, new| {
-            *acquisitions += 1;
-            for old in others.iter().filter(|h| h.process != new.process) {
-                let summary = format!(
-                    "lock {} held by process {} (lease {}, token {}) since index {} when process {} \
-                     acquired it (lease {}, token {}) at index {}",
-                    new.lock,
-                    old.process,
-                    old.lease.as_deref().unwrap_or("-"),
-                    fmt_token(old.token),
-                    old.index,
-                    new.process,
-                    new.lease.as_deref().unwrap_or("-"),
-                    fmt_token(new.token),
-                    new.index
-                );
-                let mut evidence = Evidence {
-                    lock: Some(new.lock.to_string()),
-                    owner: new.owner.as_ref().map(ToString::to_string),
-                    lease: new.lease.as_ref().map(ToString::to_string),
-                    token: new.token,
-                    indices: vec![old.index, new.index],
-                    times: vec![old.time, new.time],
-                    ..Default::default()
-                };
-                evidence.other.insert("process".into(), json!(new.process));
-                evidence.other.insert("other_process".into(), json!(old.process));
-                evidence.other.insert("other_owner".into(), json!(old.owner));
-                evidence.other.insert("other_lease".into(), json!(old.lease));
-                evidence.other.insert("other_token".into(), json!(old.token));
-                let obs = format!(
-                    "two certain holds of {} overlap from t={}ns: process {} had not released, \
-                     lost its lease or exited when process {} acquired",
-                    new.lock, new.time, old.process, new.process
-                );
-                out.push(summary, evidence, diagnosis::concurrent_holders(obs));
-            }
-        });
+    fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
+        let (Process::Worker(p), Some((lock, others))) = (e.process, cx.holds.opening(e)) else {
+            return;
+        };
+        self.acquisitions += 1;
+        let lease = e.lease.as_deref();
+        for old in others.iter().filter(|h| h.process != p) {
+            let summary = format!(
+                "lock {lock} held by process {} (lease {}, token {}) since index {} when process \
+                 {p} acquired it (lease {}, token {}) at index {}",
+                old.process,
+                old.lease.as_deref().unwrap_or("-"),
+                fmt_token(old.token),
+                old.index,
+                lease.unwrap_or("-"),
+                fmt_token(e.token),
+                e.index
+            );
+            let mut evidence = Evidence {
+                lock: Some(lock.to_string()),
+                owner: e.owner.as_deref().map(str::to_string),
+                lease: lease.map(str::to_string),
+                token: e.token,
+                indices: vec![old.index, e.index],
+                times: vec![old.time, e.time],
+                ..Default::default()
+            };
+            evidence.other.insert("process".into(), json!(p));
+            evidence
+                .other
+                .insert("other_process".into(), json!(old.process));
+            evidence
+                .other
+                .insert("other_owner".into(), json!(old.owner));
+            evidence
+                .other
+                .insert("other_lease".into(), json!(old.lease));
+            evidence
+                .other
+                .insert("other_token".into(), json!(old.token));
+            let obs = format!(
+                "two certain holds of {lock} overlap from t={}ns: process {} had not released, \
+                 lost its lease or exited when process {p} acquired",
+                e.time, old.process
+            );
+            out.push(summary, evidence, diagnosis::concurrent_holders(obs));
+        }
     }
 
     fn finish(&mut self, _end: &End, _out: &mut Findings) -> Outcome {

@@ -6,10 +6,9 @@
 //! A release rejected as not-owner is the correct behaviour and never reported. Memory: the
 //! open holds, plus each live process's latest acquisition per lock and its pending release.
 
-use crate::checker::{Checker, End, Findings, Interests, Outcome};
+use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::hashing::FastMap;
-use crate::holds::HoldBook;
 use crate::kinds::concurrent_holders::fmt_token;
 use crate::name::{opt_name, text, Name};
 use results::{AnomalyKind, EventRef, Evidence, OpResult, OpType, Process, F};
@@ -38,7 +37,6 @@ struct PendingRelease {
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct DoubleRelease {
-    book: HoldBook,
     /// Per live process: its latest acquisition of each lock.
     acqs: FastMap<u32, Vec<Acq>>,
     pending: FastMap<u32, PendingRelease>,
@@ -58,11 +56,11 @@ impl Checker for DoubleRelease {
             | Interests::ANY_INFO
     }
 
-    fn event(&mut self, e: &EventRef<'_>, out: &mut Findings) {
+    fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
         if let Process::Worker(p) = e.process {
             match (&e.f, e.kind) {
                 (F::Acquire, OpType::Ok) => {
-                    if let Some(lock) = self.book.acquire_lock(e) {
+                    if let Some(lock) = cx.holds.acquire_lock(e) {
                         let list = self.acqs.entry(p).or_default();
                         let acq = Acq {
                             lock: Name::default(),
@@ -107,7 +105,7 @@ impl Checker for DoubleRelease {
                         rel.active = false;
                         let lock = std::mem::take(&mut rel.lock);
                         let invoked = (rel.index, rel.time);
-                        self.released(p, &lock, invoked, e, out);
+                        self.released(p, &lock, invoked, (e, cx), out);
                         if let Some(rel) = self.pending.get_mut(&p) {
                             rel.lock = lock;
                         }
@@ -130,7 +128,6 @@ impl Checker for DoubleRelease {
                 _ => {}
             }
         }
-        self.book.apply(e, |_, _| {});
     }
 
     fn finish(&mut self, _end: &End, _out: &mut Findings) -> Outcome {
@@ -148,7 +145,7 @@ impl DoubleRelease {
         p: u32,
         lock: &str,
         (rel_index, rel_time): (u64, u64),
-        e: &EventRef<'_>,
+        (e, cx): (&EventRef<'_>, &Context<'_>),
         out: &mut Findings,
     ) {
         let Some(acq) = self
@@ -158,16 +155,21 @@ impl DoubleRelease {
         else {
             return; // a release of nothing this process certainly acquired
         };
-        let mut evidence = Evidence {
-            lock: Some(acq.lock.to_string()),
-            owner: text(&acq.owner),
-            lease: text(&acq.lease),
-            token: acq.token,
-            result: Some(OpResult::Released.as_str().into()),
-            ..Default::default()
+        // Built only for a report: a release that is fine must not cost allocations.
+        let evidence = |acq: &Acq| {
+            let mut evidence = Evidence {
+                lock: Some(acq.lock.to_string()),
+                owner: text(&acq.owner),
+                lease: text(&acq.lease),
+                token: acq.token,
+                result: Some(OpResult::Released.as_str().into()),
+                ..Default::default()
+            };
+            evidence.other.insert("process".into(), json!(p));
+            evidence
         };
-        evidence.other.insert("process".into(), json!(p));
         if let Some(first) = acq.released_at {
+            let mut evidence = evidence(acq);
             evidence.indices = vec![acq.index, first, rel_index, e.index];
             evidence.times = vec![acq.time, rel_time, e.time];
             let summary = format!(
@@ -182,12 +184,13 @@ impl DoubleRelease {
                 acq.index, e.index
             );
             out.push(summary, evidence, diagnosis::double_release_twice(obs));
-        } else if let Some(h) = self
-            .book
+        } else if let Some(h) = cx
+            .holds
             .open(&acq.lock)
             .iter()
             .find(|h| h.process != p && h.index > acq.index && h.index < rel_index)
         {
+            let mut evidence = evidence(acq);
             evidence.indices = vec![acq.index, h.index, rel_index, e.index];
             evidence.times = vec![acq.time, h.time, rel_time, e.time];
             evidence

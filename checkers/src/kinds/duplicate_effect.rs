@@ -6,7 +6,7 @@
 //! numbering, so memory follows processes and gaps (rejected writes), not the number of writes.
 
 use crate::applied::{Applied, FirstSeen};
-use crate::checker::{Checker, End, Findings, Interests, Outcome};
+use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::kinds::resource_presence::Presence;
 use results::{AnomalyKind, EventRef, Evidence, ResourceRef};
@@ -28,7 +28,7 @@ impl Checker for DuplicateEffect {
         Interests::WRITE
     }
 
-    fn event(&mut self, e: &EventRef<'_>, _out: &mut Findings) {
+    fn event(&mut self, e: &EventRef<'_>, _cx: &Context<'_>, _out: &mut Findings) {
         self.presence.event(e);
     }
 

@@ -9,10 +9,9 @@
 //! kinds. At the resource, per key, only the leases that wrote the highest accepted token are
 //! remembered.
 
-use crate::checker::{Checker, End, Findings, Interests, Outcome};
+use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::hashing::FastMap;
-use crate::holds::PendingAcquires;
 use crate::kinds::token_regression::{token_outcome, Acquired};
 use crate::name::{text, Name};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, ResourceRef, F};
@@ -38,7 +37,6 @@ struct KeyTokens {
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct DuplicateToken {
-    book: PendingAcquires,
     locks: FastMap<Name, LockTokens>,
     keys: FastMap<Name, KeyTokens>,
     with_token: u64,
@@ -54,9 +52,9 @@ impl Checker for DuplicateToken {
         Interests::ACQUIRE | Interests::EXIT | Interests::ANY_INFO
     }
 
-    fn event(&mut self, e: &EventRef<'_>, out: &mut Findings) {
+    fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
         match (e.process, &e.f) {
-            (Process::Worker(p), F::Acquire) => self.acquire(p, e, out),
+            (Process::Worker(p), F::Acquire) => self.acquire(p, e, cx, out),
             (Process::Worker(p), F::Exit) => {
                 for l in self.locks.values_mut() {
                     if l.pending.remove(&p).is_some() {
@@ -66,7 +64,6 @@ impl Checker for DuplicateToken {
             }
             _ => {}
         }
-        self.book.observe(e);
     }
 
     fn resource(&mut self, r: &ResourceRef<'_>, out: &mut Findings) {
@@ -144,8 +141,8 @@ impl LockTokens {
 }
 
 impl DuplicateToken {
-    fn acquire(&mut self, p: u32, e: &EventRef<'_>, out: &mut Findings) {
-        let Some(lock) = self.book.lock_of(e) else {
+    fn acquire(&mut self, p: u32, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
+        let Some(lock) = cx.holds.acquire_lock(e) else {
             return;
         };
         let l = match self.locks.get_mut(lock) {

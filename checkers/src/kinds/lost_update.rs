@@ -6,9 +6,10 @@
 //! widen the allowed range instead of narrowing it. Memory: three counters per key and one
 //! pending read per process.
 
-use crate::checker::{Checker, End, Findings, Interests, Outcome};
+use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::hashing::FastMap;
+use crate::name::Name;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
 
@@ -22,7 +23,7 @@ struct Counts {
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct LostUpdate {
-    keys: FastMap<String, Counts>,
+    keys: FastMap<Name, Counts>,
     /// process -> (acked increments of the key when the read was invoked, invoke index, time)
     reads: FastMap<u32, (u64, u64, u64)>,
     increments: u64,
@@ -38,7 +39,7 @@ impl Checker for LostUpdate {
         Interests::READ | Interests::INCREMENT | Interests::EXIT | Interests::ANY_INFO
     }
 
-    fn event(&mut self, e: &EventRef<'_>, out: &mut Findings) {
+    fn event(&mut self, e: &EventRef<'_>, _cx: &Context<'_>, out: &mut Findings) {
         let Process::Worker(p) = e.process else {
             return;
         };
@@ -127,9 +128,7 @@ impl Checker for LostUpdate {
 
 impl LostUpdate {
     fn counts(&mut self, key: &str) -> &mut Counts {
-        if self.keys.contains_key(key) {
-            return self.keys.get_mut(key).expect("checked above");
-        }
-        self.keys.entry(key.to_string()).or_default()
+        // One lookup; a short key is held inline, so this allocates only for a new long key.
+        self.keys.entry(Name::from(key)).or_default()
     }
 }

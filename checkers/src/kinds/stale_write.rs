@@ -4,7 +4,7 @@
 //! and a stale token the resource *rejected* is fencing working, never an anomaly.
 //! Memory: the highest accepted write per key.
 
-use crate::checker::{Checker, End, Findings, Interests, Outcome};
+use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::hashing::FastMap;
 use crate::kinds::resource_presence::Presence;
@@ -36,7 +36,7 @@ impl Checker for StaleAcceptedWrite {
         Interests::WRITE
     }
 
-    fn event(&mut self, e: &EventRef<'_>, _out: &mut Findings) {
+    fn event(&mut self, e: &EventRef<'_>, _cx: &Context<'_>, _out: &mut Findings) {
         self.presence.event(e);
     }
 

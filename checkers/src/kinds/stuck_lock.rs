@@ -14,10 +14,9 @@
 //! acquire of the lock discharges it. A window still open when the history ends is not judged.
 //! Without a ttl in `test.yaml` the checker is not applicable. Memory: per lock a few numbers.
 
-use crate::checker::{Checker, End, Findings, Interests, Outcome};
+use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::hashing::{FastMap, FastSet};
-use crate::holds::HoldBook;
 use crate::name::Name;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
@@ -46,7 +45,6 @@ struct LockState {
 pub struct StuckLock {
     ttl: Option<u64>,
     slack: u64,
-    book: HoldBook,
     locks: FastMap<Name, LockState>,
     faults: FastSet<String>,
     next_deadline: Option<u64>,
@@ -57,7 +55,6 @@ impl StuckLock {
         StuckLock {
             ttl: ttl.map(|t| t.as_nanos() as u64),
             slack: slack.as_nanos() as u64,
-            book: HoldBook::default(),
             locks: FastMap::default(),
             faults: FastSet::default(),
             next_deadline: None,
@@ -152,7 +149,7 @@ impl Checker for StuckLock {
             | Interests::ANY_INFO
     }
 
-    fn event(&mut self, e: &EventRef<'_>, out: &mut Findings) {
+    fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
         if self.ttl.is_none() {
             return;
         }
@@ -200,8 +197,8 @@ impl Checker for StuckLock {
                 }
             }
             (Process::Worker(p), F::Acquire, kind) => {
-                let Some(lock) = self.book.acquire_lock(e) else {
-                    return self.book.apply(e, |_, _| {});
+                let Some(lock) = cx.holds.acquire_lock(e) else {
+                    return;
                 };
                 let slack = self.slack;
                 let l = match self.locks.get_mut(lock) {
@@ -237,8 +234,8 @@ impl Checker for StuckLock {
                 }
             }
             (Process::Worker(p), F::Exit, _) => {
-                let held: Vec<_> = self
-                    .book
+                let held: Vec<_> = cx
+                    .holds
                     .held_by(p)
                     .map(|h| (h.lock.clone(), (h.owner.clone(), h.lease.clone(), h.token)))
                     .collect();
@@ -246,7 +243,7 @@ impl Checker for StuckLock {
                     let why = format!("holder process {p} exited at index {}", e.index);
                     self.oblige(&lock, why, e, Some(holder));
                 }
-                if let Some(lock) = self.book.pending_acquire(p).map(Name::from) {
+                if let Some(lock) = cx.holds.pending_acquire(p).map(Name::from) {
                     if let Some(l) = self.locks.get_mut(&lock) {
                         l.attempts = l.attempts.saturating_sub(1);
                     }
@@ -259,7 +256,6 @@ impl Checker for StuckLock {
             }
             _ => {}
         }
-        self.book.apply(e, |_, _| {});
     }
 
     fn finish(&mut self, end: &End, out: &mut Findings) -> Outcome {

@@ -3,10 +3,9 @@
 //! `duplicate-token`, not twice. Not applicable when the recipe issues no tokens (Redlock).
 //! Memory: per lock the highest completed token, per process its pending acquire.
 
-use crate::checker::{Checker, End, Findings, Interests, Outcome};
+use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::hashing::FastMap;
-use crate::holds::PendingAcquires;
 use crate::name::{opt_name, text, Name};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
@@ -48,7 +47,6 @@ impl Acquired {
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct TokenRegression {
-    book: PendingAcquires,
     max: FastMap<Name, Rc<Acquired>>,
     /// Per process: the lock and the highest completed token when its acquire was invoked.
     pending: FastMap<u32, Option<Rc<Acquired>>>,
@@ -65,7 +63,7 @@ impl Checker for TokenRegression {
         Interests::ACQUIRE | Interests::EXIT | Interests::ANY_INFO
     }
 
-    fn event(&mut self, e: &EventRef<'_>, out: &mut Findings) {
+    fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
         if let (Process::Worker(p), F::Acquire) = (e.process, &e.f) {
             match e.kind {
                 OpType::Invoke => {
@@ -74,7 +72,7 @@ impl Checker for TokenRegression {
                 }
                 OpType::Ok => {
                     let snap = self.pending.remove(&p).flatten();
-                    match (e.token, self.book.lock_of(e)) {
+                    match (e.token, cx.holds.acquire_lock(e)) {
                         (Some(t), Some(lock)) => {
                             self.with_token += 1;
                             let now = Acquired::from_ok(p, t, e);
@@ -94,7 +92,6 @@ impl Checker for TokenRegression {
         } else if let (Process::Worker(p), F::Exit) = (e.process, &e.f) {
             self.pending.remove(&p);
         }
-        self.book.observe(e);
     }
 
     fn finish(&mut self, _end: &End, _out: &mut Findings) -> Outcome {
