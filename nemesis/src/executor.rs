@@ -14,6 +14,9 @@ use std::future::Future;
 use std::sync::Mutex;
 use std::time::Duration;
 
+/// How often a holder fault that found no holder asks again.
+const HOLDER_POLL: Duration = Duration::from_millis(20);
+
 /// Why the nemesis stopped early. The heal has been attempted regardless.
 #[derive(Debug, thiserror::Error)]
 pub enum NemesisError {
@@ -136,7 +139,7 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
 
     /// Starts step `i`; false when it had no target (recorded, with the reason, as an error).
     async fn start(&self, i: usize, step: &Step) -> Result<bool, NemesisError> {
-        let (applied, targets, value) = match resolve(self.topology, step).await {
+        let (applied, targets, value) = match self.resolve_waiting(step).await {
             Resolved::NoTarget(why) => {
                 let mut e = self.event(F::Start(step.fault.name().into()), step.fault, &[], None);
                 e.error = Some(format!("skipped: {why}"));
@@ -186,6 +189,25 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
         );
         self.history.record(event)?;
         Ok(true)
+    }
+
+    /// Resolves `step`'s target. A holder fault that finds no holder (between one release and
+    /// the next acquire) waits for the next one, for up to half the fault's duration, rather
+    /// than being skipped: a skipped pause left whole runs without the fault they were meant to
+    /// show. Steps later in the plan wait meanwhile; the fault still stops at its planned end.
+    async fn resolve_waiting(&self, step: &Step) -> Resolved {
+        let holder_fault = matches!(step.fault, FaultKind::PauseHolder | FaultKind::KillHolder);
+        let deadline = tokio::time::Instant::now() + step.duration / 2;
+        loop {
+            let r = resolve(self.topology, step).await;
+            if !holder_fault
+                || !matches!(r, Resolved::NoTarget(_))
+                || tokio::time::Instant::now() >= deadline
+            {
+                return r;
+            }
+            tokio::time::sleep(HOLDER_POLL).await;
+        }
     }
 
     /// Stops step `i` if it is active: resumes, restarts or flushes exactly what it did.

@@ -173,6 +173,35 @@ async fn a_fault_without_a_target_is_recorded_as_skipped() {
 }
 
 #[tokio::test]
+async fn a_holder_fault_waits_for_the_next_holder_instead_of_skipping() {
+    let (writer, path) = history("wait-holder");
+    let (control, topo) = (FakeControl::new(), StaticTopology::new(2, 3));
+    *topo.holder.lock().unwrap() = None;
+    let plan = plan("- at 0s pause-holder for 400ms\n", "etcd");
+    let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+    let acquire_later = async {
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        *topo.holder.lock().unwrap() = Some("worker-2".into());
+        std::future::pending::<()>().await
+    };
+    let (summary, ()) = tokio::select! {
+        s = nemesis.run(&plan, never()) => (s.unwrap(), ()),
+        () = acquire_later => unreachable!("pending"),
+    };
+    assert_eq!((summary.started, summary.skipped), (1, 0));
+    assert_eq!(
+        control.calls()[..2],
+        [
+            Call::Signal("worker-2".into(), Signal::Stop),
+            Call::Signal("worker-2".into(), Signal::Cont)
+        ]
+    );
+    let ev = events(&path);
+    assert_eq!(ev[0].f, F::Start("pause-holder".into()));
+    assert!(ev[0].time >= 60_000_000, "started at {} ns", ev[0].time);
+}
+
+#[tokio::test]
 async fn a_killed_node_is_restarted_when_its_fault_stops() {
     let (writer, _) = history("kill");
     let (control, topo) = (FakeControl::new(), StaticTopology::new(2, 3));
