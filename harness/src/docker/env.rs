@@ -2,9 +2,9 @@
 //! logs — and the promise that all of it goes away: `teardown().await` on the normal path, `Drop`
 //! on errors and panics, the signal thread on Ctrl-C / SIGTERM, `fencecheck clean` after SIGKILL.
 
-use super::container::{ContainerSpec, Node, Readiness};
+use super::container::{ContainerSpec, Node, Readiness, FENCECHECK_IN_CONTAINER};
 use super::labels::{container_name, is_not_found, network_name, remove_by_run, validate_run_id};
-use super::{connect, guard, logs, proc_net, DockerError, RUN_LABEL};
+use super::{connect, guard, logs, pinned, proc_net, DockerError, RUN_LABEL};
 use bollard::models::{ContainerCreateBody, HostConfig, NetworkCreateRequest, PortBinding};
 use bollard::query_parameters::{
     CreateContainerOptions, KillContainerOptions, RemoveContainerOptions, RestartContainerOptions,
@@ -36,6 +36,8 @@ pub struct RunEnv {
     run_dir: Option<PathBuf>,
     torn_down: AtomicBool,
     started: Mutex<HashMap<String, Started>>,
+    /// The run's pinned copy of the `fencecheck` binary (see [`pinned`]), once one is mounted.
+    pinned: Mutex<Option<PathBuf>>,
 }
 
 impl std::fmt::Debug for RunEnv {
@@ -90,6 +92,7 @@ impl RunEnv {
             run_dir: run_dir.map(Path::to_path_buf),
             torn_down: AtomicBool::new(false),
             started: Mutex::new(HashMap::new()),
+            pinned: Mutex::new(None),
         };
         env.docker
             .create_network(request)
@@ -137,6 +140,7 @@ impl RunEnv {
         restart_ready: Readiness,
     ) -> Result<Node, DockerError> {
         let name = self.container_name(&spec.name);
+        let spec = self.pin_binary(spec).await?;
         let body = self.create_body(&spec, &name);
         let options = CreateContainerOptions {
             name: Some(name.clone()),
@@ -169,6 +173,38 @@ impl RunEnv {
         self.wait_ready(&node, &spec.ready, None, spec.ready_timeout)
             .await?;
         Ok(node)
+    }
+
+    /// Mounts the run's pinned `fencecheck` instead of the binary the spec names, pinning it on
+    /// first use.
+    async fn pin_binary(&self, mut spec: ContainerSpec) -> Result<ContainerSpec, DockerError> {
+        for bind in spec.binds.iter_mut() {
+            if bind.1 != FENCECHECK_IN_CONTAINER {
+                continue;
+            }
+            let known = self.pinned.lock().ok().and_then(|p| p.clone());
+            let path = match known {
+                Some(p) => p,
+                None => {
+                    let dir = self.run_dir.clone().unwrap_or_else(std::env::temp_dir);
+                    let p = pinned::pin(&bind.0, &dir, &self.run_id)
+                        .await
+                        .map_err(DockerError::io("pin the fencecheck binary"))?;
+                    if let Ok(mut slot) = self.pinned.lock() {
+                        *slot = Some(p.clone());
+                    }
+                    p
+                }
+            };
+            bind.0 = path;
+        }
+        Ok(spec)
+    }
+
+    fn remove_pinned(&self) {
+        if let Some(p) = self.pinned.lock().ok().and_then(|mut p| p.take()) {
+            let _ = std::fs::remove_file(p);
+        }
     }
 
     fn create_body(&self, spec: &ContainerSpec, name: &str) -> ContainerCreateBody {
@@ -434,6 +470,7 @@ impl RunEnv {
     /// Removes every container and the network of this run. Idempotent.
     pub async fn teardown(&self) -> Result<(), DockerError> {
         remove_by_run(&self.docker, Some(&self.run_id)).await?;
+        self.remove_pinned();
         self.torn_down.store(true, Ordering::SeqCst);
         guard::unregister(&self.run_id);
         Ok(())
@@ -444,6 +481,7 @@ impl Drop for RunEnv {
     fn drop(&mut self) {
         if !self.torn_down.load(Ordering::SeqCst) {
             guard::blocking_teardown(vec![self.run_id.clone()]);
+            self.remove_pinned();
         }
     }
 }

@@ -10,6 +10,7 @@ mod env;
 mod guard;
 mod labels;
 mod logs;
+mod pinned;
 mod proc_net;
 
 pub use connect::{connect, DockerError};
