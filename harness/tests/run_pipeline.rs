@@ -228,6 +228,19 @@ fn ctrl_c_heals_tears_down_and_keeps_a_checkable_history() {
         "containers left behind after Ctrl-C"
     );
     let dir = history.parent().unwrap();
+    let results = std::fs::read_to_string(dir.join("results.json"))
+        .expect("Ctrl-C checks the partial history into results.json");
+    let results: serde_json::Value = serde_json::from_str(&results).expect("results.json is JSON");
+    assert_ne!(
+        results["valid"], "valid",
+        "an interrupted run is not a pass: {results}"
+    );
+    assert!(
+        results["unknown_reasons"]
+            .to_string()
+            .contains("interrupted"),
+        "{results}"
+    );
     let check = Command::new(bin())
         .arg("check")
         .arg(dir)

@@ -83,7 +83,7 @@ impl RunEnv {
             std::fs::create_dir_all(&nodes)
                 .map_err(DockerError::io(format!("create {}", nodes.display())))?;
         }
-        guard::register(run_id);
+        guard::register(run_id, run_dir);
         let env = RunEnv {
             docker,
             run_id: run_id.to_string(),

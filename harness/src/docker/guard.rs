@@ -4,17 +4,28 @@
 //!
 //! A SIGKILLed harness cannot clean up; `fencecheck clean` removes what it left, by label.
 
-use super::{connect, labels::remove_by_run};
-use std::collections::BTreeSet;
+use super::{connect, labels::remove_by_run, pinned};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-/// Run ids whose environment exists in this process and is not torn down yet.
-static LIVE: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+/// Run ids whose environment exists in this process and is not torn down yet, with their run
+/// directories.
+static LIVE: Mutex<BTreeMap<String, Option<PathBuf>>> = Mutex::new(BTreeMap::new());
 static SIGNAL_THREAD: OnceLock<()> = OnceLock::new();
 
-pub(crate) fn register(run_id: &str) {
+type InterruptHook = Box<dyn Fn(&Path) + Send + Sync>;
+static ON_INTERRUPT: OnceLock<InterruptHook> = OnceLock::new();
+
+/// Sets (once per process) what runs for each interrupted run's directory after its teardown
+/// and before the process exits: `run` checks the partial history and writes `results.json`.
+pub fn on_interrupt(hook: impl Fn(&Path) + Send + Sync + 'static) {
+    let _ = ON_INTERRUPT.set(Box::new(hook));
+}
+
+pub(crate) fn register(run_id: &str, run_dir: Option<&Path>) {
     if let Ok(mut live) = LIVE.lock() {
-        live.insert(run_id.to_string());
+        live.insert(run_id.to_string(), run_dir.map(Path::to_path_buf));
     }
     install_signal_teardown();
 }
@@ -25,9 +36,9 @@ pub(crate) fn unregister(run_id: &str) {
     }
 }
 
-fn live_runs() -> Vec<String> {
+fn live_runs() -> Vec<(String, Option<PathBuf>)> {
     LIVE.lock()
-        .map(|l| l.iter().cloned().collect())
+        .map(|l| l.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
         .unwrap_or_default()
 }
 
@@ -85,13 +96,29 @@ fn signal_loop() {
             _ = term.recv() => 143,
         };
         let runs = live_runs();
+        let ids: Vec<String> = runs.iter().map(|r| r.0.clone()).collect();
         eprintln!(
             "fencecheck: interrupted; removing the containers of run(s) {}",
-            runs.join(", ")
+            ids.join(", ")
         );
-        let teardown = tokio::task::spawn_blocking(move || blocking_teardown(runs));
+        let after = tokio::task::spawn_blocking(move || {
+            blocking_teardown(ids);
+            for (id, dir) in &runs {
+                let pinned_in = dir.clone().unwrap_or_else(std::env::temp_dir);
+                let _ = std::fs::remove_file(pinned::path(&pinned_in, id));
+                if let (Some(dir), Some(hook)) = (dir, ON_INTERRUPT.get()) {
+                    let hook = std::panic::AssertUnwindSafe(hook);
+                    if std::panic::catch_unwind(|| hook(dir)).is_err() {
+                        eprintln!(
+                            "fencecheck: checking the partial run failed; run `fencecheck check {}`",
+                            dir.display()
+                        );
+                    }
+                }
+            }
+        });
         tokio::select! {
-            _ = teardown => {}
+            _ = after => {}
             _ = int.recv() => eprintln!("fencecheck: second interrupt, exiting without teardown"),
             _ = term.recv() => {}
         }

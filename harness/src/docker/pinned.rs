@@ -16,13 +16,18 @@ use std::time::Duration;
 const ATTEMPTS: u32 = 20;
 const RETRY: Duration = Duration::from_millis(250);
 
-/// Pins `binary` as `<dir>/.fencecheck-<run_id>` and returns that path.
+/// Where run `run_id` pins its binary in `dir` (its run directory, or the temp dir).
+pub(crate) fn path(dir: &Path, run_id: &str) -> PathBuf {
+    dir.join(format!(".fencecheck-{run_id}"))
+}
+
+/// Pins `binary` as [`path`] and returns that path.
 pub(crate) async fn pin(binary: &Path, dir: &Path, run_id: &str) -> io::Result<PathBuf> {
     pin_tries(binary, dir, run_id, ATTEMPTS).await
 }
 
 async fn pin_tries(binary: &Path, dir: &Path, run_id: &str, tries: u32) -> io::Result<PathBuf> {
-    let pinned = dir.join(format!(".fencecheck-{run_id}"));
+    let pinned = path(dir, run_id);
     let mut last = None;
     for attempt in 0..tries {
         if attempt > 0 {
@@ -64,7 +69,9 @@ mod tests {
         std::fs::remove_file(&bin).unwrap();
         std::fs::write(&bin, b"build 2").unwrap();
         assert_eq!(std::fs::read(&pinned).unwrap(), b"build 1");
-        let e = pin_tries(&dir.join("missing"), &dir, "r2", 1).await.unwrap_err();
+        let e = pin_tries(&dir.join("missing"), &dir, "r2", 1)
+            .await
+            .unwrap_err();
         assert!(e.to_string().contains("missing"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

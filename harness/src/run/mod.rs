@@ -16,6 +16,8 @@
 //! 10. **report**: `report.html`, plots, `junit.xml`; the summary and the verdict's exit code.
 //!
 //! Steps 9–10 also run when recording failed part-way: what was recorded is checked and kept.
+//! On Ctrl-C (SIGINT / SIGTERM) the signal thread tears the containers down, then checks the
+//! partial history into `results.json` ([`check_interrupted`]) before the process exits 130.
 
 pub mod deploy;
 pub mod in_process;
@@ -28,7 +30,8 @@ pub mod summary;
 use crate::config::TestPlan;
 use anyhow::Context;
 use results::layout::{self, RunDir};
-use std::path::PathBuf;
+use results::{Validity, Verdict};
+use std::path::{Path, PathBuf};
 
 /// How to run (not what to test: that is the plan).
 #[derive(Debug, Clone)]
@@ -63,6 +66,7 @@ pub fn execute(plan: TestPlan, options: &Options) -> anyhow::Result<u8> {
         }),
     )?;
     let log = prepare::HarnessLog::create(&dir)?;
+    crate::docker::on_interrupt(check_interrupted);
     eprintln!(
         "fencecheck: {} (seed {}) → {}",
         plan.name,
@@ -117,6 +121,39 @@ pub fn execute(plan: TestPlan, options: &Options) -> anyhow::Result<u8> {
             dir.path.display()
         ))),
     }
+}
+
+/// After an interrupt's teardown: checks what the run recorded and writes `results.json`. An
+/// interrupted run is never a pass: a valid verdict becomes unknown (anomalies found stand).
+pub fn check_interrupted(dir: &Path) {
+    let checked = crate::commands::check::check_run_dir(dir).and_then(|v| {
+        let v = interrupted(v);
+        crate::commands::check::write_results(&dir.join(layout::RESULTS), &v)?;
+        Ok(v)
+    });
+    match checked {
+        Ok(v) => eprint!(
+            "fencecheck: the partial history of {} checked:\n{}results: {}\n",
+            dir.display(),
+            crate::commands::check::summary_table(&v, 3),
+            dir.join(layout::RESULTS).display()
+        ),
+        Err(e) => eprintln!(
+            "fencecheck: the partial history could not be checked now ({e:#}); it is kept: run \
+             `fencecheck check {}`",
+            dir.display()
+        ),
+    }
+}
+
+/// The verdict of a run that was cut short.
+fn interrupted(mut v: Verdict) -> Verdict {
+    v.unknown_reasons
+        .push("the run was interrupted (SIGINT / SIGTERM): the history is partial".into());
+    if v.valid == Validity::Valid {
+        v.valid = Validity::Unknown;
+    }
+    v
 }
 
 /// Checks a recorded run, writes `results.json` and the report files.
