@@ -27,7 +27,8 @@ pub(crate) async fn pin(binary: &Path, dir: &Path, run_id: &str) -> io::Result<P
 }
 
 async fn pin_tries(binary: &Path, dir: &Path, run_id: &str, tries: u32) -> io::Result<PathBuf> {
-    let pinned = path(dir, run_id);
+    // Absolute: Docker takes a relative bind source for a volume name.
+    let pinned = path(&std::fs::canonicalize(dir)?, run_id);
     let mut last = None;
     for attempt in 0..tries {
         if attempt > 0 {
@@ -64,7 +65,8 @@ mod tests {
         let bin = dir.join("fencecheck");
         std::fs::write(&bin, b"build 1").unwrap();
         let pinned = pin(&bin, &dir, "r1").await.unwrap();
-        assert_eq!(pinned, dir.join(".fencecheck-r1"));
+        assert!(pinned.is_absolute());
+        assert_eq!(pinned, std::fs::canonicalize(&dir).unwrap().join(".fencecheck-r1"));
         // What cargo does on a rebuild: a new file takes the old one's name.
         std::fs::remove_file(&bin).unwrap();
         std::fs::write(&bin, b"build 2").unwrap();
