@@ -161,7 +161,7 @@ impl DuplicateToken {
                     return;
                 };
                 self.with_token += 1;
-                let now = Rc::new(Acquired::from_ok(p, t, e));
+                let now = Acquired::from_ok(p, t, e);
                 let sequential = snap.filter(|x| x.token == t && !x.same_as(&now));
                 let concurrent = || {
                     l.window
@@ -172,10 +172,20 @@ impl DuplicateToken {
                 if let Some(x) = sequential.or_else(concurrent) {
                     report(lock, &x, &now, out);
                 }
-                if l.max.as_ref().is_none_or(|m| t > m.token) {
-                    l.max = Some(now.clone());
-                }
-                if !l.pending.is_empty() {
+                let newer = l.max.as_ref().is_none_or(|m| t > m.token);
+                if l.pending.is_empty() {
+                    if newer {
+                        match l.max.as_mut().and_then(Rc::get_mut) {
+                            // Nobody else holds the old maximum: overwrite, no allocation.
+                            Some(slot) => *slot = now,
+                            None => l.max = Some(Rc::new(now)),
+                        }
+                    }
+                } else {
+                    let now = Rc::new(now);
+                    if newer {
+                        l.max = Some(now.clone());
+                    }
                     l.window.push(now);
                 }
                 l.prune();

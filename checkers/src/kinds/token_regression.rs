@@ -79,9 +79,14 @@ impl Checker for TokenRegression {
                             if let Some(x) = snap.filter(|x| t < x.token) {
                                 report(lock, &x, &now, out);
                             }
-                            let newer = self.max.get(lock).is_none_or(|m| t > m.token);
-                            if newer {
-                                self.max.insert(Name::from(lock), Rc::new(now));
+                            match self.max.get_mut(lock) {
+                                Some(m) if t > m.token => match Rc::get_mut(m) {
+                                    // No pending snapshot shares it: overwrite, no allocation.
+                                    Some(slot) => *slot = now,
+                                    None => *m = Rc::new(now),
+                                },
+                                Some(_) => {}
+                                None => drop(self.max.insert(Name::from(lock), Rc::new(now))),
                             }
                         }
                         _ => self.without_token += 1,

@@ -66,7 +66,10 @@ mod tests {
         std::fs::write(&bin, b"build 1").unwrap();
         let pinned = pin(&bin, &dir, "r1").await.unwrap();
         assert!(pinned.is_absolute());
-        assert_eq!(pinned, std::fs::canonicalize(&dir).unwrap().join(".fencecheck-r1"));
+        assert_eq!(
+            pinned,
+            std::fs::canonicalize(&dir).unwrap().join(".fencecheck-r1")
+        );
         // What cargo does on a rebuild: a new file takes the old one's name.
         std::fs::remove_file(&bin).unwrap();
         std::fs::write(&bin, b"build 2").unwrap();
