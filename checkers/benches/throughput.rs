@@ -3,6 +3,8 @@
 //! ```text
 //! cargo bench -p checkers --bench throughput -- gen   <dir> <history-events>
 //! cargo bench -p checkers --bench throughput -- check <dir>      # fast path, best of 3, VmHWM
+//! cargo bench -p checkers --bench throughput -- parse <dir>      # parse only, best of 5
+//! cargo bench -p checkers --bench throughput -- profile <dir>    # parse + check x5, for perf
 //! cargo bench -p checkers --bench throughput -- serde <dir>      # serde_json path, for contrast
 //! ```
 //! `check` runs in its own process so its peak RSS (VmHWM) is the checker's alone. Times are
@@ -14,7 +16,7 @@ use checkers::{CheckConfig, Engine};
 use nix::time::{clock_gettime, ClockId};
 use results::jsonl::JsonlReader;
 use results::store::{for_each_line, stream_history, stream_resource_log};
-use results::{Event, EventRef, ResourceEntry};
+use results::{Event, EventRef, ResourceEntry, ResourceRef};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -131,6 +133,15 @@ fn check(dir: &Path) {
         w0.elapsed(),
         cpu() - c0,
     );
+    let (w0, c0) = (Instant::now(), cpu());
+    let mut n = 0u64;
+    for_each_line(&r, |_, l| ResourceRef::parse(l).map(|_| n += 1)).expect("resource");
+    report(
+        "parse only, resource log (fast path)",
+        n,
+        w0.elapsed(),
+        cpu() - c0,
+    );
     println!("peak RSS (VmHWM): {}", vm_hwm());
     // Check alone, on events already in memory (this needs the whole history in RAM, so it
     // runs after the peak-RSS figure above, and only for histories up to about 2M events).
@@ -185,6 +196,44 @@ fn profile(dir: &Path) {
     report("parse + check x5", lines, w0.elapsed(), cpu() - c0);
 }
 
+/// Parse only, best of 5 per file: the parser's own figure, steadier than the single passes of
+/// `check` (and a clean profile: `perf record` on this mode sees no checker).
+fn parse(dir: &Path) {
+    fn best(what: &str, mut pass: impl FnMut() -> u64) {
+        let mut best: Option<(u64, Duration, Duration)> = None;
+        for _ in 0..5 {
+            let (w0, c0) = (Instant::now(), cpu());
+            let n = pass();
+            let (wall, c) = (w0.elapsed(), cpu() - c0);
+            if best.is_none_or(|(_, _, bc)| c < bc) {
+                best = Some((n, wall, c));
+            }
+        }
+        let (n, wall, c) = best.unwrap_or_default();
+        report(what, n, wall, c);
+    }
+    let (h, r) = (dir.join("history.jsonl"), dir.join("resource.jsonl"));
+    best("read lines only, history (best of 5)", || {
+        for_each_line(&h, |_, _| Ok(())).expect("history")
+    });
+    best("parse only, history (best of 5)", || {
+        for_each_line(&h, |_, l| EventRef::parse(l).map(drop)).expect("history")
+    });
+    best("parse only, resource log (best of 5)", || {
+        for_each_line(&r, |_, l| ResourceRef::parse(l).map(drop)).expect("resource")
+    });
+    // The parser alone, on lines already in memory: no read(), no line splitting.
+    let text = std::fs::read_to_string(&h).expect("history");
+    best("parse only, history lines in memory (best of 5)", || {
+        let mut n = 0;
+        for l in text.lines() {
+            std::hint::black_box(EventRef::parse(l).expect("line"));
+            n += 1;
+        }
+        n
+    });
+}
+
 fn owned(e: &EventRef<'_>) -> Event {
     let s = |c: &Option<std::borrow::Cow<'_, str>>| c.as_deref().map(str::to_string);
     let mut o = Event::new(e.time, e.process, e.kind, e.f.clone());
@@ -233,8 +282,11 @@ fn main() {
         ["check", dir] => check(Path::new(dir)),
         ["serde", dir] => serde(Path::new(dir)),
         ["profile", dir] => profile(Path::new(dir)),
+        ["parse", dir] => parse(Path::new(dir)),
         _ => {
-            eprintln!("usage: throughput gen <dir> <events> | check <dir> | serde <dir>");
+            eprintln!(
+                "usage: throughput gen <dir> <events> | check <dir> | parse <dir> | profile <dir> | serde <dir>"
+            );
             // `cargo bench` without arguments (e.g. the whole workspace): a quick smoke run.
             let dir = std::env::temp_dir().join(format!("fc-throughput-{}", std::process::id()));
             gen(&dir, 100_000);
