@@ -124,6 +124,29 @@ fn malformed_lines_exit_3_naming_file_and_line() {
 }
 
 #[test]
+fn a_torn_last_line_is_unknown_and_what_came_before_is_judged() {
+    // The unfenced training run, cut off in the middle of a final line: its stale write (before
+    // the cut) is still found; a fenced one becomes unknown, not valid, naming the line.
+    for (fenced, expected) in [(false, 1), (true, 2)] {
+        let dir = training_dir(&format!("torn-{fenced}"), fenced);
+        let mut text = std::fs::read_to_string(dir.join("history.jsonl")).unwrap();
+        let lines = text.lines().count();
+        text.push_str(r#"{"index":99,"time":99,"process":1,"ty"#);
+        std::fs::write(dir.join("history.jsonl"), &text).unwrap();
+        let (code, out, err) = check(&dir);
+        assert_eq!(code, expected, "fenced {fenced}: {out}{err}");
+        let place = format!("history.jsonl:{}: the last line is cut off", lines + 1);
+        assert!(out.contains(&place), "fenced {fenced}: {out}");
+        let results = std::fs::read_to_string(dir.join("results.json")).unwrap();
+        assert!(results.contains("cut off"), "{results}");
+        // The same line with its newline is malformed input, not a torn write.
+        std::fs::write(dir.join("history.jsonl"), text + "\n").unwrap();
+        let (code, _, err) = check(&dir);
+        assert_eq!(code, 3, "{err}");
+    }
+}
+
+#[test]
 fn an_empty_history_is_unknown() {
     let (code, out, _) = with_history("empty", "");
     assert_eq!(code, 2, "{out}");

@@ -26,6 +26,13 @@ pub enum JsonlError {
         line: u64,
         message: String,
     },
+    /// The last line has no newline and does not parse: the writer was cut off mid-line.
+    #[error("{path}:{line}: the last line is cut off ({message}): the writer stopped mid-line")]
+    TornTail {
+        path: PathBuf,
+        line: u64,
+        message: String,
+    },
 }
 
 /// Appends serialized values as lines; every line reaches the kernel before `append` returns.
@@ -162,11 +169,13 @@ impl HistoryWriter {
 }
 
 /// Streams a JSONL file, yielding each parsed value with its 1-based line number. Blank lines
-/// are skipped; a torn last line (a crash mid-write) is reported like any malformed line, and
-/// the caller decides whether that makes the history incomplete.
+/// are skipped; a last line without a newline that does not parse (a crash mid-write) is
+/// [`JsonlError::TornTail`], any other bad line [`JsonlError::Parse`]: the caller decides whether
+/// a torn tail only makes the history incomplete.
 pub struct JsonlReader<T> {
     path: PathBuf,
-    lines: io::Lines<BufReader<File>>,
+    reader: BufReader<File>,
+    text: String,
     line: u64,
     _t: std::marker::PhantomData<T>,
 }
@@ -188,7 +197,8 @@ impl<T: DeserializeOwned> JsonlReader<T> {
         })?;
         Ok(Self {
             path: path.to_path_buf(),
-            lines: BufReader::with_capacity(1 << 20, file).lines(),
+            reader: BufReader::with_capacity(1 << 20, file),
+            text: String::new(),
             line: 0,
             _t: std::marker::PhantomData,
         })
@@ -200,26 +210,41 @@ impl<T: DeserializeOwned> Iterator for JsonlReader<T> {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            let text = match self.lines.next()? {
-                Ok(t) => t,
+            self.text.clear();
+            match self.reader.read_line(&mut self.text) {
+                Ok(0) => return None,
+                Ok(_) => {}
                 Err(source) => {
                     return Some(Err(JsonlError::Io {
                         path: self.path.clone(),
                         source,
                     }))
                 }
-            };
+            }
             self.line += 1;
+            let text = self.text.trim_end_matches(['\n', '\r']);
             if text.trim().is_empty() {
                 continue;
             }
+            let torn = !self.text.ends_with('\n');
             return Some(
-                serde_json::from_str(&text)
+                serde_json::from_str(text)
                     .map(|v| (self.line, v))
-                    .map_err(|e| JsonlError::Parse {
-                        path: self.path.clone(),
-                        line: self.line,
-                        message: e.to_string(),
+                    .map_err(|e| {
+                        let (path, line, message) = (self.path.clone(), self.line, e.to_string());
+                        if torn {
+                            JsonlError::TornTail {
+                                path,
+                                line,
+                                message,
+                            }
+                        } else {
+                            JsonlError::Parse {
+                                path,
+                                line,
+                                message,
+                            }
+                        }
                     }),
             );
         }
@@ -290,5 +315,27 @@ mod tests {
         let err = r.next().unwrap().unwrap_err().to_string();
         assert!(err.contains("history.jsonl:3:"), "{err}");
         assert!(r.next().is_none());
+    }
+
+    #[test]
+    fn a_torn_last_line_is_told_apart_from_a_malformed_one() {
+        let path = tmp("torn");
+        let good = "{\"index\":0,\"time\":0,\"process\":1,\"type\":\"invoke\",\"f\":\"acquire\"}";
+        std::fs::write(&path, format!("{good}\n{good}")).unwrap();
+        let read: Vec<_> = JsonlReader::<Event>::open(&path).unwrap().collect();
+        assert!(
+            read.iter().all(Result::is_ok),
+            "a whole last line without newline reads"
+        );
+        std::fs::write(&path, format!("{good}\n{{\"index\":1,\"ti")).unwrap();
+        let mut r = JsonlReader::<Event>::open(&path).unwrap();
+        assert!(r.next().unwrap().is_ok());
+        let err = r.next().unwrap().unwrap_err();
+        assert!(matches!(err, JsonlError::TornTail { line: 2, .. }), "{err}");
+        std::fs::write(&path, format!("{good}\n{{\"index\":1,\"ti\n")).unwrap();
+        let mut r = JsonlReader::<Event>::open(&path).unwrap();
+        assert!(r.next().unwrap().is_ok());
+        let err = r.next().unwrap().unwrap_err();
+        assert!(matches!(err, JsonlError::Parse { line: 2, .. }), "{err}");
     }
 }

@@ -28,6 +28,18 @@ pub enum StoreError {
     },
     #[error("{path}: {message}")]
     Config { path: PathBuf, message: String },
+    /// The file's last line has no newline and cannot be read: the writer stopped mid-line (a
+    /// crash, a kill). Every line before it was handed over; a checker can judge them and call
+    /// the verdict unknown rather than refuse the whole run.
+    #[error(
+        "{path}:{line}: the last line is cut off ({message}): the writer stopped mid-line; \
+         everything before it was read"
+    )]
+    TornTail {
+        path: PathBuf,
+        line: u64,
+        message: String,
+    },
 }
 
 /// What the checkers read from `test.yaml`.
@@ -153,7 +165,8 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 /// Streams a JSONL file, calling `each(line_number, line)` for every non-blank line without
 /// allocating or copying per line (lines are found with SIMD memchr in 1 MiB chunks). Returns
 /// how many lines were handed over. `each` returns an error message for a line it cannot use;
-/// it is reported with the file and line.
+/// it is reported with the file and line — as [`StoreError::TornTail`] when that line is the
+/// last one and has no newline (the writer was cut off), as [`StoreError::Parse`] otherwise.
 pub fn for_each_line(
     path: &Path,
     mut each: impl FnMut(u64, &str) -> Result<(), String>,
@@ -212,11 +225,19 @@ pub fn for_each_line(
         let n = file.read(&mut buf[end..]).map_err(io_err)?;
         if n == 0 {
             if end > 0 {
-                // A last line without its newline.
+                // A last line without its newline: fine if it reads, else a torn write.
                 line_no += 1;
+                let torn = |message: String| StoreError::TornTail {
+                    path: path.to_path_buf(),
+                    line: line_no,
+                    message,
+                };
                 let text = std::str::from_utf8(&buf[..end])
-                    .map_err(|e| parse_err(line_no, format!("not UTF-8 text: {e}")))?;
-                one(line_no, text)?;
+                    .map_err(|e| torn(format!("not UTF-8 text: {e}")))?;
+                one(line_no, text).map_err(|e| match e {
+                    StoreError::Parse { message, .. } => torn(message),
+                    other => other,
+                })?;
             }
             return Ok(count);
         }
@@ -360,10 +381,36 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.ends_with("h.jsonl:10999: bad"), "{err}");
-        // A bad last line without its newline.
+        // A bad last line without its newline is a torn write, not a malformed file.
         std::fs::write(&path, b"{}\n\n{\"k\":\"\xc3\"}").unwrap();
-        let err = for_each_line(&path, |_, _| Ok(())).unwrap_err().to_string();
-        assert!(err.contains("h.jsonl:3: not UTF-8 text"), "{err}");
+        let err = for_each_line(&path, |_, _| Ok(())).unwrap_err();
+        assert!(matches!(err, StoreError::TornTail { line: 3, .. }), "{err}");
+        assert!(err
+            .to_string()
+            .contains("h.jsonl:3: the last line is cut off (not UTF-8 text"));
+        let mut seen = 0;
+        std::fs::write(&path, b"{\"a\":1}\n{\"a\":2}\n{\"a\":").unwrap();
+        let err = for_each_line(&path, |_, l| {
+            if l.ends_with('}') {
+                seen += 1;
+                Ok(())
+            } else {
+                Err("EOF while parsing".into())
+            }
+        })
+        .unwrap_err();
+        assert!(matches!(err, StoreError::TornTail { line: 3, .. }), "{err}");
+        assert_eq!(
+            seen, 2,
+            "the whole lines before the torn one are handed over"
+        );
+        // The same bad line with its newline is malformed input.
+        std::fs::write(&path, b"{\"a\":1}\n{\"a\":\n").unwrap();
+        let err = for_each_line(&path, |_, l| {
+            l.ends_with('}').then_some(()).ok_or("bad".into())
+        })
+        .unwrap_err();
+        assert!(matches!(err, StoreError::Parse { line: 2, .. }), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -184,6 +184,17 @@ pub struct Verdict {
     pub stats: BTreeMap<String, serde_json::Value>,
 }
 
+impl Verdict {
+    /// Records why the history cannot be fully judged (it was interrupted, its last line is
+    /// torn ...): a valid verdict becomes unknown; anomalies found stand.
+    pub fn unknown_because(&mut self, reason: String) {
+        self.unknown_reasons.push(reason);
+        if self.valid == Validity::Valid {
+            self.valid = Validity::Unknown;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

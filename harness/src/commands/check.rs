@@ -2,7 +2,8 @@
 //! `resource.jsonl` through every checker (memory follows open holds, not history length),
 //! writes `results.json`, prints one line per anomaly kind, and exits 0 valid / 1 invalid /
 //! 2 unknown / 3 when the run directory itself is unusable (missing history, a malformed line —
-//! the message names the file and line).
+//! the message names the file and line). A last line cut off mid-write (a killed writer) is not
+//! malformed input: everything before it is judged and the verdict is at best unknown.
 //!
 //! `run` calls [`check_run_dir`] and [`summary_table`] too, so a live run and a re-check judge
 //! and print the same way.
@@ -10,7 +11,7 @@
 use anyhow::Context;
 use checkers::Engine;
 use results::layout::{HISTORY, RESOURCE_LOG, RESULTS, TEST_YAML};
-use results::store::{stream_history, stream_resource_log, CheckConfig};
+use results::store::{stream_history, stream_resource_log, CheckConfig, StoreError};
 use results::{Validity, Verdict};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -51,14 +52,28 @@ pub fn check_run_dir(dir: &Path) -> anyhow::Result<Verdict> {
         );
     }
     let mut engine = Engine::new(&cfg);
-    stream_history(&history, |e| engine.event(e))?;
+    // A torn last line (the writer was killed mid-line) ends that stream: what came before is
+    // judged and the verdict becomes unknown. Any other bad line is an error (exit 3).
+    let mut torn = Vec::new();
+    let mut tolerate_torn = |r: Result<u64, StoreError>| match r {
+        Err(e @ StoreError::TornTail { .. }) => {
+            torn.push(e.to_string());
+            Ok(())
+        }
+        other => other.map(drop),
+    };
+    tolerate_torn(stream_history(&history, |e| engine.event(e)))?;
     let resource = dir.join(RESOURCE_LOG);
     if resource.is_file() {
-        stream_resource_log(&resource, |r| engine.resource(r))?;
+        tolerate_torn(stream_resource_log(&resource, |r| engine.resource(r)))?;
     } else {
         engine.resource_log_missing(format!("{}: missing", resource.display()));
     }
-    Ok(engine.finish())
+    let mut verdict = engine.finish();
+    for why in torn {
+        verdict.unknown_because(why);
+    }
+    Ok(verdict)
 }
 
 /// Writes `results.json` through a temporary file, so a reader never sees half of it.

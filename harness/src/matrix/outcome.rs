@@ -164,7 +164,7 @@ pub fn not_applicable(verdict: &Verdict) -> BTreeMap<AnomalyKind, String> {
 pub fn acquire_latencies(history: &Path) -> anyhow::Result<Histogram<u64>> {
     let mut hist = latency_histogram();
     let mut pending: HashMap<u32, u64> = HashMap::new();
-    results::store::stream_history(history, |e| {
+    let read = results::store::stream_history(history, |e| {
         let Process::Worker(p) = e.process else {
             return;
         };
@@ -188,9 +188,14 @@ pub fn acquire_latencies(history: &Path) -> anyhow::Result<Histogram<u64>> {
                 pending.remove(&p);
             }
         }
-    })
-    .with_context(|| format!("reading acquire latencies from {}", history.display()))?;
-    Ok(hist)
+    });
+    match read {
+        // A torn last line: the latencies before it stand (the verdict says the rest).
+        Ok(_) | Err(results::store::StoreError::TornTail { .. }) => Ok(hist),
+        Err(e) => {
+            Err(e).with_context(|| format!("reading acquire latencies from {}", history.display()))
+        }
+    }
 }
 
 #[cfg(test)]

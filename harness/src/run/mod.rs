@@ -30,7 +30,6 @@ pub mod summary;
 use crate::config::TestPlan;
 use anyhow::Context;
 use results::layout::{self, RunDir};
-use results::{Validity, Verdict};
 use std::path::{Path, PathBuf};
 
 /// How to run (not what to test: that is the plan).
@@ -127,7 +126,10 @@ pub fn execute(plan: TestPlan, options: &Options) -> anyhow::Result<u8> {
 /// interrupted run is never a pass: a valid verdict becomes unknown (anomalies found stand).
 pub fn check_interrupted(dir: &Path) {
     let checked = crate::commands::check::check_run_dir(dir).and_then(|v| {
-        let v = interrupted(v);
+        let mut v = v;
+        v.unknown_because(
+            "the run was interrupted (SIGINT / SIGTERM): the history is partial".into(),
+        );
         crate::commands::check::write_results(&dir.join(layout::RESULTS), &v)?;
         Ok(v)
     });
@@ -144,16 +146,6 @@ pub fn check_interrupted(dir: &Path) {
             dir.display()
         ),
     }
-}
-
-/// The verdict of a run that was cut short.
-fn interrupted(mut v: Verdict) -> Verdict {
-    v.unknown_reasons
-        .push("the run was interrupted (SIGINT / SIGTERM): the history is partial".into());
-    if v.valid == Validity::Valid {
-        v.valid = Validity::Unknown;
-    }
-    v
 }
 
 /// Checks a recorded run, writes `results.json` and the report files.

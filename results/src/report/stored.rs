@@ -40,6 +40,12 @@ pub struct StoredRun {
     pub verdict: Verdict,
 }
 
+/// Every line but a torn last one (a crash mid-write): the verdict already says the history
+/// was cut off.
+fn whole<T>(line: &Result<T, JsonlError>) -> bool {
+    !matches!(line, Err(JsonlError::TornTail { .. }))
+}
+
 impl StoredRun {
     /// Reads a run directory. `results.json` must exist (run `fencecheck check <dir>` first).
     pub fn load(dir: &Path) -> Result<StoredRun, LoadError> {
@@ -66,11 +72,14 @@ impl StoredRun {
                 path: dir.join(RESULTS),
                 message: e.to_string(),
             })?;
+        // A torn last line (a crash mid-write) is left out: the verdict already says so.
         let history = JsonlReader::<Event>::open(&dir.join(HISTORY))?
+            .take_while(whole)
             .map(|line| line.map(|(_, e)| e))
             .collect::<Result<Vec<_>, _>>()?;
         let resource = if dir.join(RESOURCE_LOG).is_file() {
             JsonlReader::<ResourceEntry>::open(&dir.join(RESOURCE_LOG))?
+                .take_while(whole)
                 .map(|line| line.map(|(_, r)| r))
                 .collect::<Result<Vec<_>, _>>()?
         } else {
