@@ -23,7 +23,10 @@ struct Counts {
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct LostUpdate {
-    keys: FastMap<Name, Counts>,
+    /// Per key, in first-seen order; `index` finds a key, `last` is the one used last.
+    keys: Vec<(Name, Counts)>,
+    index: FastMap<Name, usize>,
+    last: usize,
     /// process -> (acked increments of the key when the read was invoked, invoke index, time)
     reads: FastMap<u32, (u64, u64, u64)>,
     increments: u64,
@@ -128,7 +131,17 @@ impl Checker for LostUpdate {
 
 impl LostUpdate {
     fn counts(&mut self, key: &str) -> &mut Counts {
-        // One lookup; a short key is held inline, so this allocates only for a new long key.
-        self.keys.entry(Name::from(key)).or_default()
+        // A run counts one key, or a few: the key used last is found without hashing.
+        if self.keys.get(self.last).is_none_or(|(k, _)| k != key) {
+            self.last = match self.index.get(key) {
+                Some(&i) => i,
+                None => {
+                    self.keys.push((Name::from(key), Counts::default()));
+                    self.index.insert(Name::from(key), self.keys.len() - 1);
+                    self.keys.len() - 1
+                }
+            };
+        }
+        &mut self.keys[self.last].1
     }
 }
