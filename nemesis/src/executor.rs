@@ -120,10 +120,16 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
             agenda.push((step.end(), 0, i));
         }
         agenda.sort();
-        for (at, what, i) in agenda {
+        for (k, &(at, what, i)) in agenda.iter().enumerate() {
             tokio::time::sleep_until(origin + at).await;
             if what == 1 {
-                let started = self.start(i, &plan.steps[i]).await?;
+                // A holder fault may wait for a holder, but never past the plan's next event.
+                let step = &plan.steps[i];
+                let mut wait_until = step.at + step.duration / 2;
+                if let Some(next) = agenda.get(k + 1) {
+                    wait_until = wait_until.min(next.0);
+                }
+                let started = self.start(i, step, origin + wait_until).await?;
                 let mut st = self.state();
                 if started {
                     st.summary.started += 1;
@@ -138,8 +144,13 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
     }
 
     /// Starts step `i`; false when it had no target (recorded, with the reason, as an error).
-    async fn start(&self, i: usize, step: &Step) -> Result<bool, NemesisError> {
-        let (applied, targets, value) = match self.resolve_waiting(step).await {
+    async fn start(
+        &self,
+        i: usize,
+        step: &Step,
+        wait_until: tokio::time::Instant,
+    ) -> Result<bool, NemesisError> {
+        let (applied, targets, value) = match self.resolve_waiting(step, wait_until).await {
             Resolved::NoTarget(why) => {
                 let mut e = self.event(F::Start(step.fault.name().into()), step.fault, &[], None);
                 e.error = Some(format!("skipped: {why}"));
@@ -192,12 +203,12 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
     }
 
     /// Resolves `step`'s target. A holder fault that finds no holder (between one release and
-    /// the next acquire) waits for the next one, for up to half the fault's duration, rather
-    /// than being skipped: a skipped pause left whole runs without the fault they were meant to
-    /// show. Steps later in the plan wait meanwhile; the fault still stops at its planned end.
-    async fn resolve_waiting(&self, step: &Step) -> Resolved {
+    /// the next acquire) waits for the next one until `deadline` (half the fault's duration,
+    /// or the plan's next event if that comes first) rather than being skipped: a skipped pause
+    /// left whole runs without the fault they were meant to show. The fault still stops at its
+    /// planned end, and no other step is delayed.
+    async fn resolve_waiting(&self, step: &Step, deadline: tokio::time::Instant) -> Resolved {
         let holder_fault = matches!(step.fault, FaultKind::PauseHolder | FaultKind::KillHolder);
-        let deadline = tokio::time::Instant::now() + step.duration / 2;
         loop {
             let r = resolve(self.topology, step).await;
             if !holder_fault

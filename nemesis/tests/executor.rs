@@ -202,6 +202,29 @@ async fn a_holder_fault_waits_for_the_next_holder_instead_of_skipping() {
 }
 
 #[tokio::test]
+async fn a_holder_fault_waiting_for_a_holder_never_delays_the_next_step() {
+    let (writer, path) = history("wait-bounded");
+    let (control, topo) = (FakeControl::new(), StaticTopology::new(2, 3));
+    *topo.holder.lock().unwrap() = None;
+    let plan = plan(
+        "- at 0s pause-leader for 100ms\n- at 50ms pause-holder for 1s\n",
+        "etcd",
+    );
+    let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+    let summary = nemesis.run(&plan, never()).await.unwrap();
+    assert_eq!((summary.started, summary.skipped), (1, 1));
+    let ev = events(&path);
+    let at = |f: &str| ev.iter().find(|e| e.f.to_string() == f).map(|e| e.time);
+    let (skipped, resumed) = (at("start-pause-holder").unwrap(), at("stop-pause-leader"));
+    // The holder fault gave up at the leader's planned stop (100 ms), not after its own 500 ms.
+    assert!(skipped < 300_000_000, "skip recorded at {skipped} ns");
+    assert!(
+        resumed.unwrap() < 300_000_000,
+        "leader resumed at {resumed:?} ns"
+    );
+}
+
+#[tokio::test]
 async fn a_killed_node_is_restarted_when_its_fault_stops() {
     let (writer, _) = history("kill");
     let (control, topo) = (FakeControl::new(), StaticTopology::new(2, 3));

@@ -467,6 +467,21 @@ mod tests {
     }
 
     #[test]
+    fn only_json_whitespace_may_follow_a_line() {
+        let line = r#"{"index":0,"time":0,"process":1,"type":"invoke","f":"acquire","lock":"l"}"#;
+        for ws in [" ", "\t", "\r", " \r\n"] {
+            assert!(EventRef::parse(&format!("{line}{ws}")).is_ok(), "{ws:?}");
+        }
+        // Unicode spaces are not JSON whitespace: serde rejects them, so every path must.
+        for ws in ["\u{b}", "\u{c}", "\u{85}", "\u{a0}", "\u{2028}"] {
+            let l = format!("{line}{ws}");
+            assert!(serde_json::from_str::<Event>(&l).is_err(), "{ws:?}");
+            assert_eq!(crate::ordered::event(&l), None, "{ws:?}");
+            assert!(EventRef::parse(&l).is_err(), "{ws:?}");
+        }
+    }
+
+    #[test]
     fn resource_lines_parse_on_both_paths() {
         let line = r#"{"seq":4,"time":99,"key":"report:417","process":2,"owner":"worker-A","lease":"lease-1","token":1,"op_id":"2-7","value":"v1","highest_before":2,"result":"rejected-stale-fence"}"#;
         let fast = fast_resource(line).unwrap();

@@ -175,7 +175,7 @@ impl HistoryWriter {
 pub struct JsonlReader<T> {
     path: PathBuf,
     reader: BufReader<File>,
-    text: String,
+    bytes: Vec<u8>,
     line: u64,
     _t: std::marker::PhantomData<T>,
 }
@@ -198,7 +198,7 @@ impl<T: DeserializeOwned> JsonlReader<T> {
         Ok(Self {
             path: path.to_path_buf(),
             reader: BufReader::with_capacity(1 << 20, file),
-            text: String::new(),
+            bytes: Vec::new(),
             line: 0,
             _t: std::marker::PhantomData,
         })
@@ -210,8 +210,8 @@ impl<T: DeserializeOwned> Iterator for JsonlReader<T> {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            self.text.clear();
-            match self.reader.read_line(&mut self.text) {
+            self.bytes.clear();
+            match self.reader.read_until(b'\n', &mut self.bytes) {
                 Ok(0) => return None,
                 Ok(_) => {}
                 Err(source) => {
@@ -222,31 +222,41 @@ impl<T: DeserializeOwned> Iterator for JsonlReader<T> {
                 }
             }
             self.line += 1;
-            let text = self.text.trim_end_matches(['\n', '\r']);
+            // Torn: the last line, without its newline, stopping early (mid-character or
+            // mid-value). Anything else that does not read is a malformed line.
+            let last = self.bytes.last() != Some(&b'\n');
+            let fail = |torn: bool, message: String| {
+                let (path, line) = (self.path.clone(), self.line);
+                Some(Err(if torn {
+                    JsonlError::TornTail {
+                        path,
+                        line,
+                        message,
+                    }
+                } else {
+                    JsonlError::Parse {
+                        path,
+                        line,
+                        message,
+                    }
+                }))
+            };
+            let text = match std::str::from_utf8(&self.bytes) {
+                Ok(t) => t.trim_end_matches(['\n', '\r']),
+                Err(e) => {
+                    return fail(
+                        last && e.error_len().is_none(),
+                        format!("not UTF-8 text: {e}"),
+                    )
+                }
+            };
             if text.trim().is_empty() {
                 continue;
             }
-            let torn = !self.text.ends_with('\n');
-            return Some(
-                serde_json::from_str(text)
-                    .map(|v| (self.line, v))
-                    .map_err(|e| {
-                        let (path, line, message) = (self.path.clone(), self.line, e.to_string());
-                        if torn {
-                            JsonlError::TornTail {
-                                path,
-                                line,
-                                message,
-                            }
-                        } else {
-                            JsonlError::Parse {
-                                path,
-                                line,
-                                message,
-                            }
-                        }
-                    }),
-            );
+            return match serde_json::from_str(text) {
+                Ok(v) => Some(Ok((self.line, v))),
+                Err(e) => fail(last && crate::store::cut_short(text), e.to_string()),
+            };
         }
     }
 }
@@ -331,6 +341,22 @@ mod tests {
         let mut r = JsonlReader::<Event>::open(&path).unwrap();
         assert!(r.next().unwrap().is_ok());
         let err = r.next().unwrap().unwrap_err();
+        assert!(matches!(err, JsonlError::TornTail { line: 2, .. }), "{err}");
+        for whole_but_wrong in ["{\"index\":1}", "not json"] {
+            std::fs::write(&path, format!("{good}\n{whole_but_wrong}")).unwrap();
+            let err = JsonlReader::<Event>::open(&path)
+                .unwrap()
+                .nth(1)
+                .unwrap()
+                .unwrap_err();
+            assert!(matches!(err, JsonlError::Parse { line: 2, .. }), "{err}");
+        }
+        std::fs::write(&path, [good.as_bytes(), b"\n{\"lock\":\"\xc3"].concat()).unwrap();
+        let err = JsonlReader::<Event>::open(&path)
+            .unwrap()
+            .nth(1)
+            .unwrap()
+            .unwrap_err();
         assert!(matches!(err, JsonlError::TornTail { line: 2, .. }), "{err}");
         std::fs::write(&path, format!("{good}\n{{\"index\":1,\"ti\n")).unwrap();
         let mut r = JsonlReader::<Event>::open(&path).unwrap();

@@ -132,13 +132,17 @@ impl<'a> Cur<'a> {
         Some(Some(self.u64()?))
     }
 
-    /// The closing brace, then nothing but whitespace.
+    /// The closing brace, then nothing but JSON whitespace (`str::trim` would also take
+    /// Unicode spaces, which serde rejects).
     #[inline(always)]
     fn end(&mut self) -> Option<()> {
         if !self.lit(b"}") {
             return None;
         }
-        (self.i == self.s.len() || self.s[self.i..].trim().is_empty()).then_some(())
+        self.s.as_bytes()[self.i..]
+            .iter()
+            .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+            .then_some(())
     }
 }
 

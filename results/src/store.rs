@@ -225,17 +225,23 @@ pub fn for_each_line(
         let n = file.read(&mut buf[end..]).map_err(io_err)?;
         if n == 0 {
             if end > 0 {
-                // A last line without its newline: fine if it reads, else a torn write.
+                // A last line without its newline: fine if it reads; a torn write if it is
+                // JSON (or UTF-8) that stops early; malformed like any other line otherwise.
                 line_no += 1;
                 let torn = |message: String| StoreError::TornTail {
                     path: path.to_path_buf(),
                     line: line_no,
                     message,
                 };
-                let text = std::str::from_utf8(&buf[..end])
-                    .map_err(|e| torn(format!("not UTF-8 text: {e}")))?;
+                let text = std::str::from_utf8(&buf[..end]).map_err(|e| {
+                    let message = format!("not UTF-8 text: {e}");
+                    match e.error_len() {
+                        None => torn(message), // a character cut in half
+                        Some(_) => parse_err(line_no, message),
+                    }
+                })?;
                 one(line_no, text).map_err(|e| match e {
-                    StoreError::Parse { message, .. } => torn(message),
+                    StoreError::Parse { message, .. } if cut_short(text) => torn(message),
                     other => other,
                 })?;
             }
@@ -243,6 +249,15 @@ pub fn for_each_line(
         }
         end += n;
     }
+}
+
+/// Whether `text` is JSON that stops before its value is complete (a write cut off), as
+/// opposed to a whole value that is wrong, or text that is not JSON at all.
+pub fn cut_short(text: &str) -> bool {
+    matches!(
+        serde_json::from_str::<serde::de::IgnoredAny>(text),
+        Err(e) if e.is_eof()
+    )
 }
 
 /// Streams `history.jsonl`, calling `each` with every event in file order.
@@ -381,8 +396,8 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.ends_with("h.jsonl:10999: bad"), "{err}");
-        // A bad last line without its newline is a torn write, not a malformed file.
-        std::fs::write(&path, b"{}\n\n{\"k\":\"\xc3\"}").unwrap();
+        // A last line cut in the middle of a character is a torn write, not a malformed file.
+        std::fs::write(&path, b"{}\n\n{\"k\":\"\xc3").unwrap();
         let err = for_each_line(&path, |_, _| Ok(())).unwrap_err();
         assert!(matches!(err, StoreError::TornTail { line: 3, .. }), "{err}");
         assert!(err
@@ -404,6 +419,19 @@ mod tests {
             seen, 2,
             "the whole lines before the torn one are handed over"
         );
+        // A whole JSON value that is wrong, or a line that is not JSON, is malformed even last.
+        for bad in [
+            &b"{\"a\":1}\n{\"b\":2}"[..],
+            b"{\"a\":1}\nnot json",
+            b"{\"a\":1}\n{\"k\":\"\xff\"}",
+        ] {
+            std::fs::write(&path, bad).unwrap();
+            let err = for_each_line(&path, |_, l| {
+                l.contains("\"a\"").then_some(()).ok_or("bad".into())
+            })
+            .unwrap_err();
+            assert!(matches!(err, StoreError::Parse { line: 2, .. }), "{err}");
+        }
         // The same bad line with its newline is malformed input.
         std::fs::write(&path, b"{\"a\":1}\n{\"a\":\n").unwrap();
         let err = for_each_line(&path, |_, l| {
