@@ -76,9 +76,13 @@ pub fn check_run_dir(dir: &Path) -> anyhow::Result<Verdict> {
     Ok(verdict)
 }
 
-/// Writes `results.json` through a temporary file, so a reader never sees half of it.
+/// Writes `results.json` through a temporary file, so a reader never sees half of it. The
+/// temporary name is unique per call: after Ctrl-C the signal thread and the main path may both
+/// write.
 pub fn write_results(path: &Path, verdict: &Verdict) -> anyhow::Result<()> {
-    let tmp = path.with_extension("json.tmp");
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("json.{}-{n}.tmp", std::process::id()));
     let text = serde_json::to_string_pretty(verdict)?;
     std::fs::write(&tmp, text + "\n").with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;

@@ -1,7 +1,8 @@
 //! `fencecheck clean [--run <id>]`: removes every container and network labelled
-//! `fencecheck.run` (or only those of one run) — what a SIGKILLed harness left behind.
+//! `fencecheck.run` (or only those of one run) — what a SIGKILLed harness left behind — and
+//! the binaries such runs pinned in the temp dir (a run directory's pin stays with the run).
 
-use crate::docker::{connect, remove_by_run};
+use crate::docker::{connect, remove_by_run, sweep_pinned_binaries};
 
 /// Arguments of `fencecheck clean`.
 #[derive(Debug, clap::Args)]
@@ -28,6 +29,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     );
     for name in report.containers.iter().chain(&report.networks) {
         println!("  {name}");
+    }
+    let pins = sweep_pinned_binaries(args.run.as_deref());
+    if pins > 0 {
+        println!("removed {pins} pinned fencecheck binary(ies) from the temp dir");
     }
     Ok(0)
 }

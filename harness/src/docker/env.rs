@@ -36,8 +36,9 @@ pub struct RunEnv {
     run_dir: Option<PathBuf>,
     torn_down: AtomicBool,
     started: Mutex<HashMap<String, Started>>,
-    /// The run's pinned copy of the `fencecheck` binary (see [`pinned`]), once one is mounted.
-    pinned: Mutex<Option<PathBuf>>,
+    /// The run's pinned copy of the `fencecheck` binary (see [`pinned`]), once one is mounted;
+    /// an async lock, held while pinning, so containers started together pin once.
+    pinned: tokio::sync::Mutex<Option<PathBuf>>,
 }
 
 impl std::fmt::Debug for RunEnv {
@@ -92,7 +93,7 @@ impl RunEnv {
             run_dir: run_dir.map(Path::to_path_buf),
             torn_down: AtomicBool::new(false),
             started: Mutex::new(HashMap::new()),
-            pinned: Mutex::new(None),
+            pinned: tokio::sync::Mutex::new(None),
         };
         env.docker
             .create_network(request)
@@ -182,17 +183,15 @@ impl RunEnv {
             if bind.1 != FENCECHECK_IN_CONTAINER {
                 continue;
             }
-            let known = self.pinned.lock().ok().and_then(|p| p.clone());
-            let path = match known {
-                Some(p) => p,
+            let mut slot = self.pinned.lock().await;
+            let path = match &*slot {
+                Some(p) => p.clone(),
                 None => {
                     let dir = self.run_dir.clone().unwrap_or_else(std::env::temp_dir);
                     let p = pinned::pin(&bind.0, &dir, &self.run_id)
                         .await
                         .map_err(DockerError::io("pin the fencecheck binary"))?;
-                    if let Ok(mut slot) = self.pinned.lock() {
-                        *slot = Some(p.clone());
-                    }
+                    *slot = Some(p.clone());
                     p
                 }
             };
@@ -202,7 +201,9 @@ impl RunEnv {
     }
 
     fn remove_pinned(&self) {
-        if let Some(p) = self.pinned.lock().ok().and_then(|mut p| p.take()) {
+        // Not while a pin is under way (then the lock is held): that start is failing anyway,
+        // and the guard's sweep or `fencecheck clean` removes what it leaves.
+        if let Some(p) = self.pinned.try_lock().ok().and_then(|mut p| p.take()) {
             let _ = std::fs::remove_file(p);
         }
     }

@@ -7,6 +7,7 @@
 use super::{connect, labels::remove_by_run, pinned};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// Run ids whose environment exists in this process and is not torn down yet, with their run
@@ -16,6 +17,13 @@ static SIGNAL_THREAD: OnceLock<()> = OnceLock::new();
 
 type InterruptHook = Box<dyn Fn(&Path) + Send + Sync>;
 static ON_INTERRUPT: OnceLock<InterruptHook> = OnceLock::new();
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether SIGINT / SIGTERM arrived: the main path, which may still check and report while the
+/// signal thread tears down, must then call its verdict interrupted too.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
 
 /// Sets (once per process) what runs for each interrupted run's directory after its teardown
 /// and before the process exits: `run` checks the partial history and writes `results.json`.
@@ -95,6 +103,7 @@ fn signal_loop() {
             _ = int.recv() => 130,
             _ = term.recv() => 143,
         };
+        INTERRUPTED.store(true, Ordering::SeqCst);
         let runs = live_runs();
         let ids: Vec<String> = runs.iter().map(|r| r.0.clone()).collect();
         eprintln!(

@@ -16,9 +16,10 @@ mod proc_net;
 pub use connect::{connect, DockerError};
 pub use container::{ContainerSpec, Node, Readiness, Role, FENCECHECK_IN_CONTAINER};
 pub use env::RunEnv;
-pub use guard::{install_signal_teardown, on_interrupt};
+pub use guard::{install_signal_teardown, interrupted, on_interrupt};
 pub use labels::{
     container_name, list_run_containers, list_run_networks, network_name, remove_by_run,
     CleanReport, RUN_LABEL,
 };
 pub use logs::tail as log_tail;
+pub use pinned::sweep_temp as sweep_pinned_binaries;

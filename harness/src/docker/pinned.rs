@@ -35,9 +35,12 @@ async fn pin_tries(binary: &Path, dir: &Path, run_id: &str, tries: u32) -> io::R
             tokio::time::sleep(RETRY).await;
         }
         let _ = std::fs::remove_file(&pinned);
-        match std::fs::hard_link(binary, &pinned).or_else(|_| {
-            std::fs::copy(binary, &pinned).map(drop) // copy keeps the permissions
-        }) {
+        match std::fs::hard_link(binary, &pinned)
+            .or_else(|_| std::fs::copy(binary, &pinned).map(drop)) // copy keeps the permissions
+            .or_else(|e| match running_build(binary) {
+                Some(exe) => std::fs::copy(exe, &pinned).map(drop),
+                None => Err(e),
+            }) {
             Ok(()) => return Ok(pinned),
             // Absent for a moment while cargo swaps a rebuilt binary in.
             Err(e) => last = Some(e),
@@ -52,6 +55,31 @@ async fn pin_tries(binary: &Path, dir: &Path, run_id: &str, tries: u32) -> io::R
             pinned.display()
         ),
     ))
+}
+
+/// Where the running build can still be read when `binary` names it but was replaced since it
+/// started (Linux then reports `current_exe()` as `… (deleted)`).
+fn running_build(binary: &Path) -> Option<&'static Path> {
+    binary
+        .to_string_lossy()
+        .ends_with(" (deleted)")
+        .then_some(Path::new("/proc/self/exe"))
+}
+
+/// Removes pins in the temp dir (runs without a run directory) left by a harness that was
+/// killed: all of them, or run `run_id`'s. Returns how many.
+pub fn sweep_temp(run_id: Option<&str>) -> usize {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|e| match run_id {
+            Some(id) => e.file_name() == *path(Path::new(""), id).as_os_str(),
+            None => e.file_name().to_string_lossy().starts_with(".fencecheck-"),
+        })
+        .filter(|e| std::fs::remove_file(e.path()).is_ok())
+        .count()
 }
 
 #[cfg(test)]
@@ -78,6 +106,11 @@ mod tests {
             .await
             .unwrap_err();
         assert!(e.to_string().contains("missing"), "{e}");
+        // The running build, replaced on disk since it started, is copied from /proc.
+        let gone = dir.join("fencecheck (deleted)");
+        let copied = pin_tries(&gone, &dir, "r3", 1).await.unwrap();
+        let exe = std::fs::read("/proc/self/exe").unwrap();
+        assert_eq!(std::fs::read(copied).unwrap(), exe);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

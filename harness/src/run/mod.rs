@@ -125,11 +125,7 @@ pub fn execute(plan: TestPlan, options: &Options) -> anyhow::Result<u8> {
 /// After an interrupt's teardown: checks what the run recorded and writes `results.json`. An
 /// interrupted run is never a pass: a valid verdict becomes unknown (anomalies found stand).
 pub fn check_interrupted(dir: &Path) {
-    let checked = crate::commands::check::check_run_dir(dir).and_then(|v| {
-        let mut v = v;
-        v.unknown_because(
-            "the run was interrupted (SIGINT / SIGTERM): the history is partial".into(),
-        );
+    let checked = check_run_dir(dir).and_then(|v| {
         crate::commands::check::write_results(&dir.join(layout::RESULTS), &v)?;
         Ok(v)
     });
@@ -148,9 +144,21 @@ pub fn check_interrupted(dir: &Path) {
     }
 }
 
+/// The check of a run's directory; once SIGINT / SIGTERM arrived (the signal thread and the
+/// main path may both get here), the verdict says the history is partial.
+fn check_run_dir(dir: &Path) -> anyhow::Result<results::Verdict> {
+    let mut v = crate::commands::check::check_run_dir(dir)?;
+    if crate::docker::interrupted() {
+        v.unknown_because(
+            "the run was interrupted (SIGINT / SIGTERM): the history is partial".into(),
+        );
+    }
+    Ok(v)
+}
+
 /// Checks a recorded run, writes `results.json` and the report files.
 pub fn check_and_report(dir: &RunDir, plan: &TestPlan) -> anyhow::Result<results::Verdict> {
-    let verdict = crate::commands::check::check_run_dir(&dir.path)?;
+    let verdict = check_run_dir(&dir.path)?;
     crate::commands::check::write_results(&dir.file(layout::RESULTS), &verdict)?;
     let stored = results::report::stored::StoredRun::load(&dir.path)
         .with_context(|| format!("reading {} back for the report", dir.path.display()))?;
