@@ -2,6 +2,9 @@
 //! its file:line and exit 3 before any container starts; a scenario whose expectation does not
 //! hold exits 1 and names the step and why (this one runs real containers).
 
+mod infra_support;
+use infra_support::labelled_containers;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -38,19 +41,6 @@ fn replay(dir: &Path, name: &str, text: &str) -> (Output, String) {
     (out, file.display().to_string())
 }
 
-fn containers(run_id: &str) -> String {
-    let out = Command::new("docker")
-        .args([
-            "ps",
-            "-aq",
-            "--filter",
-            &format!("label=fencecheck.run={run_id}"),
-        ])
-        .output()
-        .expect("docker ps");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 fn rejected(name: &str, text: &str, line: u32, says: &str) {
     let dir = tempfile::tempdir().unwrap();
     let (out, file) = replay(dir.path(), name, text);
@@ -58,7 +48,7 @@ fn rejected(name: &str, text: &str, line: u32, says: &str) {
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains(&format!("{file}:{line}: ")), "{stderr}");
     assert!(stderr.contains(says), "{stderr}");
-    assert!(containers(&format!("replay-{name}-redis")).is_empty());
+    assert!(labelled_containers(&format!("replay-{name}-redis")).is_empty());
     assert!(
         !dir.path().join("runs").exists(),
         "a run directory was created"
@@ -101,7 +91,7 @@ fn a_provider_the_scenario_cannot_run_on_is_a_harness_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("minimum of 2s"), "{stderr}");
-    assert!(containers("replay-t-replay-etcd-ttl-etcd").is_empty());
+    assert!(labelled_containers("replay-t-replay-etcd-ttl-etcd").is_empty());
 }
 
 #[test]
@@ -126,5 +116,5 @@ fn a_wrong_expectation_exits_1_naming_the_step_and_why() {
         stdout.contains("release-rejected-not-owner | ✓"),
         "{stdout}"
     );
-    assert!(containers("replay-t-replay-wrong-redis").is_empty());
+    assert!(labelled_containers("replay-t-replay-wrong-redis").is_empty());
 }

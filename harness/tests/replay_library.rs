@@ -1,24 +1,14 @@
 //! Every scenario of `scenarios/` passes against every provider it names, against real
 //! containers (`fencecheck replay` as a user runs it), and leaves nothing behind.
 
+mod infra_support;
+use infra_support::labelled_containers;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn leftovers(run_id: &str) -> String {
-    let out = Command::new("docker")
-        .args([
-            "ps",
-            "-aq",
-            "--filter",
-            &format!("label=fencecheck.run={run_id}"),
-        ])
-        .output()
-        .expect("docker ps");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// Replays `scenarios/<name>.yaml` and asserts exit 0, every row ✓, nothing left running.
@@ -38,7 +28,7 @@ fn replays(name: &str, providers: &[&str]) {
     for p in providers {
         assert!(stdout.contains(&format!("== {name} on {p} ==")), "{stdout}");
         assert!(
-            leftovers(&format!("replay-{name}-{p}")).is_empty(),
+            labelled_containers(&format!("replay-{name}-{p}")).is_empty(),
             "containers left by {name} on {p}"
         );
     }

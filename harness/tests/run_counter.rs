@@ -12,8 +12,11 @@
 //! (holds last under a second, so increments are acknowledged during the remaining ~2 s); on
 //! resume the paused worker (discipline `continue`, like Jepsen's client) writes its stale
 //! read plus one and erases them. Missing all three windows needs all three pauses to land in the few
-//! milliseconds between a release and the next acquire or around a read — and a pause with no
-//! holder at all is skipped, not wasted on a non-holder.
+//! milliseconds between a release and the next acquire or around a read — and a pause that finds
+//! no holder waits for the next one rather than hitting a non-holder.
+
+mod infra_support;
+use infra_support::labelled_containers;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -78,15 +81,6 @@ fn explain(out: &Output) -> String {
     )
 }
 
-fn labelled(run_id: &str) -> String {
-    let out = Command::new("docker")
-        .args(["ps", "-aq", "--filter"])
-        .arg(format!("label=fencecheck.run={run_id}"))
-        .output()
-        .expect("docker ps");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 const PAUSES: &str = "nemesis: [pause-holder]
 nemesis_interval: 1s
 discipline: continue
@@ -111,7 +105,11 @@ fn etcd_lock_counter(name: &str, store: &str) -> (Output, PathBuf) {
             "3",
         ],
     );
-    assert_eq!(labelled(name), "", "{name}: containers left behind");
+    assert_eq!(
+        labelled_containers(name),
+        "",
+        "{name}: containers left behind"
+    );
     (out, r)
 }
 

@@ -3,9 +3,12 @@
 //! same test against an unfenced resource fails with `stale-accepted-write`; `redis-lock-del`
 //! fails with `double-release`; Ctrl-C keeps a checkable partial history and leaves nothing.
 //!
-//! The runs last 24 s so the seeded plan holds three holder pauses (at 4 s, 12 s and 20 s): a
-//! pause that finds nobody holding the lock at that instant is skipped, and one pause alone made
-//! these tests fail now and then.
+//! The runs last 24 s so the seeded plan holds three holder pauses (at 4 s, 12 s and 20 s): one
+//! pause alone made these tests fail now and then (a pause that found nobody holding the lock
+//! was skipped then; it now waits for the next holder, for half its length at most).
+
+mod infra_support;
+use infra_support::labelled_containers;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -50,19 +53,6 @@ fn kinds(results: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-fn labelled(run_id: &str) -> String {
-    let out = Command::new("docker")
-        .args([
-            "ps",
-            "-aq",
-            "--filter",
-            &format!("label=fencecheck.run={run_id}"),
-        ])
-        .output()
-        .expect("docker ps");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 fn explain(out: &Output) -> String {
     format!(
         "exit {:?}\nstdout:\n{}\nstderr:\n{}",
@@ -102,7 +92,7 @@ fn the_default_test_rejects_stale_writes_and_is_valid() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("verdict: VALID"));
     assert_eq!(
-        labelled("etcd-lease-strict-pause-holder"),
+        labelled_containers("etcd-lease-strict-pause-holder"),
         "",
         "containers left behind"
     );
@@ -223,7 +213,7 @@ fn ctrl_c_heals_tears_down_and_keeps_a_checkable_history() {
     let status = child.wait().expect("waits");
     assert_ne!(status.code(), Some(0), "an interrupted run is not a pass");
     assert_eq!(
-        labelled("sigint-test"),
+        labelled_containers("sigint-test"),
         "",
         "containers left behind after Ctrl-C"
     );

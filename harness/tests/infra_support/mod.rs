@@ -1,5 +1,5 @@
-//! Shared by the container tests of the docker/cluster layer: unique run ids and the assertion
-//! that a run left nothing behind.
+//! Shared by the container tests: unique run ids and the check that a run left nothing behind
+//! (from async tests through the library, from CLI tests through `docker ps`).
 
 #![allow(dead_code)]
 
@@ -23,4 +23,15 @@ pub async fn assert_nothing_left(run_id: &str) {
         containers.is_empty() && networks.is_empty(),
         "run {run_id} left containers {containers:?} and networks {networks:?}"
     );
+}
+
+/// The ids of the containers still labelled with `run_id` (empty when a run cleaned up), as
+/// `docker ps` prints them: for tests that drive the `fencecheck` binary.
+pub fn labelled_containers(run_id: &str) -> String {
+    let out = std::process::Command::new("docker")
+        .args(["ps", "-aq", "--filter"])
+        .arg(format!("label=fencecheck.run={run_id}"))
+        .output()
+        .expect("docker ps");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
