@@ -110,6 +110,16 @@ fn etcd_lock_counter(name: &str, store: &str) -> (Output, PathBuf) {
         "",
         "{name}: containers left behind"
     );
+    // The counter writes to its store: no fenced-resource server is started for it.
+    let dir = std::fs::canonicalize(r.join("runs/latest")).unwrap();
+    let nodes: Vec<String> = std::fs::read_dir(dir.join("nodes"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !nodes.iter().any(|n| n.contains("-resource")),
+        "{name}: a resource container ran: {nodes:?}"
+    );
     (out, r)
 }
 

@@ -309,6 +309,23 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
     } else {
         nemesis
     };
+    let isolates_resource = nemesis.iter().any(|f| f == "isolate-resource")
+        || nemesis_timeline
+            .iter()
+            .flatten()
+            .any(|l| l.contains("isolate-resource"));
+    if workload == Workload::Counter && isolates_resource {
+        let field = if nemesis_timeline.is_some() {
+            "nemesis_timeline"
+        } else {
+            "nemesis"
+        };
+        return Err(err(
+            field,
+            "isolate-resource needs the fenced resource, and the counter workload has none (it \
+             writes to its counter store); use another fault",
+        ));
+    }
     let fault_duration = raw.fault_duration;
     if fault_duration.is_some_and(|d| d.get().is_zero()) {
         return Err(err(
@@ -534,6 +551,15 @@ mod tests {
                 },
                 "fail_on",
                 "stale-accepted-write",
+            ),
+            (
+                RawTest {
+                    workload: Some("counter".into()),
+                    nemesis: Some(vec!["pause-holder".into(), "isolate-resource".into()]),
+                    ..raw()
+                },
+                "nemesis",
+                "counter workload has none",
             ),
             (
                 RawTest {

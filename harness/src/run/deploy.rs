@@ -23,7 +23,8 @@ pub struct Deployment {
     pub cluster: Arc<RwLock<ClusterHandle>>,
     /// Stores other than the lock service (PostgreSQL for the postgres resource).
     pub stores: Vec<ClusterHandle>,
-    pub resource: Node,
+    /// The fenced resource; none for the counter workload, which writes to its store directly.
+    pub resource: Option<Node>,
     pub workers: Vec<Node>,
 }
 
@@ -204,7 +205,7 @@ fn worker_args(
     plan: &TestPlan,
     name: &str,
     lock: &ClusterHandle,
-    resource: &Node,
+    resource: Option<&Node>,
     clock_start: u64,
     counter: Option<&str>,
 ) -> Vec<String> {
@@ -226,7 +227,7 @@ fn worker_args(
     if let Some(t) = plan.acquire_timeout {
         args.push(format!("--acquire-timeout={t}"));
     }
-    if plan.workload == Workload::FencedWrite {
+    if let Some(resource) = resource.filter(|_| plan.workload == Workload::FencedWrite) {
         args.push(format!("--resource={}", resource.address));
     }
     if let Some(target) = counter {
@@ -249,7 +250,7 @@ pub async fn start_workers(
     resource: &Node,
     clock_start: u64,
 ) -> anyhow::Result<Vec<Node>> {
-    start_workers_with(env, plan, lock, &[], resource, clock_start).await
+    start_workers_with(env, plan, lock, &[], Some(resource), clock_start).await
 }
 
 /// [`start_workers`] for a run that started other stores (the counter workload's store).
@@ -258,7 +259,7 @@ pub async fn start_workers_with(
     plan: &TestPlan,
     lock: &ClusterHandle,
     stores: &[ClusterHandle],
-    resource: &Node,
+    resource: Option<&Node>,
     clock_start: u64,
 ) -> anyhow::Result<Vec<Node>> {
     let names: Vec<(String, String)> = (0..plan.workers as usize)
@@ -276,7 +277,7 @@ pub async fn start_named_workers(
     resource: &Node,
     clock_start: u64,
 ) -> anyhow::Result<Vec<Node>> {
-    start_named_workers_with(env, plan, names, lock, &[], resource, clock_start).await
+    start_named_workers_with(env, plan, names, lock, &[], Some(resource), clock_start).await
 }
 
 /// [`start_named_workers`] for a run that started other stores (the counter workload's store).
@@ -286,7 +287,7 @@ pub async fn start_named_workers_with(
     names: &[(String, String)],
     lock: &ClusterHandle,
     stores: &[ClusterHandle],
-    resource: &Node,
+    resource: Option<&Node>,
     clock_start: u64,
 ) -> anyhow::Result<Vec<Node>> {
     let binary = std::env::current_exe().context("locating the fencecheck binary to mount")?;

@@ -7,7 +7,7 @@ use super::deploy::{self, Deployment, WORKER_PORT};
 use super::live::Live;
 use super::prepare::HarnessLog;
 use super::progress::Progress;
-use crate::config::TestPlan;
+use crate::config::{TestPlan, Workload};
 use crate::control::topology::{targets, ClusterRestart, RunTopology};
 use crate::control::DockerControl;
 use crate::docker::{DockerError, Node, RunEnv};
@@ -109,13 +109,26 @@ async fn run_in(
         lock.endpoints()
     ));
     let clock = RunClock::start();
-    progress.phase("resource");
-    let resource =
-        deploy::start_resource(env, plan, &dir.path, &lock, &stores, clock.start_ns()).await?;
-    log.line(&format!("resource up at {}", resource.address));
+    // The counter workload writes to its store directly: no resource server to start.
+    let resource = if plan.workload == Workload::FencedWrite {
+        progress.phase("resource");
+        let node =
+            deploy::start_resource(env, plan, &dir.path, &lock, &stores, clock.start_ns()).await?;
+        log.line(&format!("resource up at {}", node.address));
+        Some(node)
+    } else {
+        None
+    };
     progress.phase("workers");
-    let workers =
-        deploy::start_workers_with(env, plan, &lock, &stores, &resource, clock.start_ns()).await?;
+    let workers = deploy::start_workers_with(
+        env,
+        plan,
+        &lock,
+        &stores,
+        resource.as_ref(),
+        clock.start_ns(),
+    )
+    .await?;
     log.line(&format!("{} workers up", workers.len()));
     let deployment = Deployment {
         cluster: Arc::new(RwLock::new(lock)),
@@ -139,7 +152,7 @@ async fn run_in(
         env,
         deployment.cluster.clone(),
         worker_names.clone(),
-        Some("resource".into()),
+        deployment.resource.as_ref().map(|_| "resource".into()),
     );
     topology.holder = holder;
     let restart = Arc::new(ClusterRestart {
@@ -150,7 +163,7 @@ async fn run_in(
                 .workers
                 .iter()
                 .cloned()
-                .chain([deployment.resource.clone()])
+                .chain(deployment.resource.clone())
                 .collect(),
         ),
     });
@@ -160,7 +173,7 @@ async fn run_in(
     };
     names.extend(targets(
         env,
-        deployment.workers.iter().chain([&deployment.resource]),
+        deployment.workers.iter().chain(&deployment.resource),
     ));
     for store in &deployment.stores {
         names.extend(targets(env, store.nodes.iter()));
