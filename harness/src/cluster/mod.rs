@@ -6,7 +6,7 @@
 mod etcd;
 mod handle;
 mod postgres;
-mod probe;
+pub(crate) mod probe;
 mod redis;
 mod sentinel;
 mod start;

@@ -9,33 +9,10 @@
 //! - Redis (single, Sentinel master, Redlock masters): the lock key `fencecheck:lock:<lock>`
 //!   no longer holds A's owner value (on every master, for Redlock).
 
+use crate::cluster::probe::{redis_connection, within};
 use crate::cluster::{ClusterHandle, System};
 use crate::docker::Node;
-use std::future::Future;
 use std::time::{Duration, Instant};
-
-/// One question to the provider must not hang the scenario.
-const ASK_TIMEOUT: Duration = Duration::from_secs(2);
-
-async fn within<T>(what: &str, f: impl Future<Output = Result<T, String>>) -> Result<T, String> {
-    tokio::time::timeout(ASK_TIMEOUT, f)
-        .await
-        .unwrap_or_else(|_| Err(format!("{what}: no answer within {ASK_TIMEOUT:?}")))
-}
-
-async fn redis_connection(node: &Node) -> Result<redis::aio::MultiplexedConnection, String> {
-    let endpoint = node
-        .host_endpoint()
-        .ok_or_else(|| format!("{} publishes no client port", node.name))?;
-    let client = redis::Client::open(format!("redis://{endpoint}/")).map_err(|e| e.to_string())?;
-    within(&format!("connect to {}", node.name), async {
-        client
-            .get_multiplexed_async_connection()
-            .await
-            .map_err(|e| format!("{}: {e}", node.name))
-    })
-    .await
-}
 
 /// Whether one acquisition (`lease`, of `lock`) is over as the provider sees it now.
 pub async fn expired(cluster: &ClusterHandle, lock: &str, lease: &str) -> Result<bool, String> {
