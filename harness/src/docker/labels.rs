@@ -22,6 +22,20 @@ pub fn network_name(run_id: &str) -> String {
     format!("fc-{run_id}")
 }
 
+/// `name` as a Docker name or host name can carry it: lower-case ASCII letters and digits, every
+/// other character a `-` (test and scenario worker names are free text).
+pub fn docker_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
 /// Rejects run ids that Docker names or host names cannot carry.
 pub(crate) fn validate_run_id(run_id: &str) -> Result<(), DockerError> {
     let ok = !run_id.is_empty()

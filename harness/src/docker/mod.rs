@@ -18,8 +18,8 @@ pub use container::{ContainerSpec, Node, Readiness, Role, FENCECHECK_IN_CONTAINE
 pub use env::RunEnv;
 pub use guard::{install_signal_teardown, interrupted, on_interrupt};
 pub use labels::{
-    container_name, list_run_containers, list_run_networks, network_name, remove_by_run,
-    CleanReport, RUN_LABEL,
+    container_name, docker_safe, list_run_containers, list_run_networks, network_name,
+    remove_by_run, CleanReport, RUN_LABEL,
 };
 pub use logs::tail as log_tail;
 pub use pinned::sweep_temp as sweep_pinned_binaries;

@@ -5,17 +5,7 @@
 
 /// The container short name of scenario worker `name` (`A` -> `worker-a`).
 pub fn container_of(name: &str) -> String {
-    let safe: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    format!("worker-{safe}")
+    format!("worker-{}", crate::docker::docker_safe(name))
 }
 
 #[cfg(test)]

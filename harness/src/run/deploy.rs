@@ -43,17 +43,7 @@ pub fn system_of(provider: Provider) -> Option<System> {
 /// A test name made safe as a Docker run id (the stale sweep at start uses it: re-running a test
 /// removes what an earlier, killed run of the same test left).
 pub fn run_id(plan: &TestPlan) -> String {
-    let mut id: String = plan
-        .name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
+    let mut id = crate::docker::docker_safe(&plan.name);
     id.truncate(40);
     id.trim_matches('-').to_string()
 }
