@@ -2,27 +2,17 @@
 //! exit code) in-process against the memory provider, in seconds and without Docker. Each
 //! planted bug must surface as exactly the anomaly it causes; the clean service must pass.
 
+mod infra_support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn root(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fc-run-memory-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    infra_support::fresh_root("run-memory", name)
 }
 
 fn run(root: &Path, yaml: &str, args: &[&str]) -> Output {
-    let config = root.join("test.yaml");
-    std::fs::write(&config, yaml).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_fencecheck"))
-        .args(["run", "--quiet", "--config"])
-        .arg(&config)
-        .arg("--runs")
-        .arg(root.join("runs"))
-        .args(args)
-        .output()
-        .unwrap()
+    infra_support::run_config(root, yaml, args)
 }
 
 const BASE: &str = "provider: memory

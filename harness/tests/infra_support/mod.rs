@@ -35,3 +35,26 @@ pub fn labelled_containers(run_id: &str) -> String {
         .expect("docker ps");
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
+
+/// A fresh directory `<temp>/fc-<suite>-<pid>-<name>` for one test's config and runs.
+pub fn fresh_root(suite: &str, name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("fc-{suite}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `fencecheck run --quiet --config <root>/test.yaml --runs <root>/runs <args>`, with `yaml`
+/// written as that test.yaml, as a user runs it.
+pub fn run_config(root: &std::path::Path, yaml: &str, args: &[&str]) -> std::process::Output {
+    let config = root.join("test.yaml");
+    std::fs::write(&config, yaml).unwrap();
+    std::process::Command::new(env!("CARGO_BIN_EXE_fencecheck"))
+        .args(["run", "--quiet", "--config"])
+        .arg(&config)
+        .arg("--runs")
+        .arg(root.join("runs"))
+        .args(args)
+        .output()
+        .unwrap()
+}
