@@ -30,9 +30,13 @@ impl Hasher for FxHasher {
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(w));
+            // Byte by byte: a copy of a variable length is a libc memcpy call, which cost more
+            // than the hash itself for the one- to seven-byte names that are most lock names.
+            let w = rest
+                .iter()
+                .rev()
+                .fold(0u64, |w, &b| (w << 8) | u64::from(b));
+            self.add(w);
         }
     }
     #[inline]
