@@ -3,7 +3,8 @@
 //! always gives the same findings. Streaming (one event at a time) keeps memory bounded by what a
 //! checker must remember (open holds, pending operations), not by the history's length.
 
-use crate::holds::HoldBook;
+use crate::holds::{Hold, HoldBook};
+use crate::locks::{LockId, LockNames};
 use results::{Anomaly, AnomalyKind, Diagnosis, EventRef, Evidence, OpType, ResourceRef, F};
 
 /// How many anomalies of one kind keep their full evidence; the rest are only counted, so a
@@ -76,6 +77,22 @@ impl Findings {
 pub struct Context<'a> {
     /// Certain holds and pending acquires of every process, fed every event.
     pub holds: &'a HoldBook,
+    /// The lock the event is about: its own `lock`, else, for an acquire completion that does
+    /// not repeat it, the lock its invoke named.
+    pub lock: Option<LockId>,
+    /// The names behind lock ids (for evidence).
+    pub locks: &'a LockNames,
+    /// The acquisition the event completes (a worker's acquire `ok` whose lock is known), the
+    /// same record the hold book keeps: a checker that remembers it clones the `Rc`.
+    pub acquired: Option<&'a Hold>,
+}
+
+impl Context<'_> {
+    /// The event's lock with its name.
+    #[inline]
+    pub fn lock_named(&self) -> Option<(LockId, &str)> {
+        self.lock.map(|l| (l, self.locks.name(l)))
+    }
 }
 
 /// Which history events a checker needs: a set of operations (`f`), plus "every `info`"

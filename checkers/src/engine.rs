@@ -4,7 +4,8 @@
 //! and named in the verdict; the run is then unknown rather than crashed.
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, ResourceLog};
-use crate::holds::HoldBook;
+use crate::holds::{HoldBook, Recycler};
+use crate::locks::LockNames;
 use results::store::CheckConfig;
 use results::{AnomalyKind, Event, EventRef, ResourceEntry, ResourceRef, Validity, Verdict};
 use serde_json::json;
@@ -24,6 +25,8 @@ pub struct Engine {
     slots: Vec<Slot>,
     /// Shared derived state, updated after every checker saw the event.
     holds: HoldBook,
+    locks: LockNames,
+    acquisitions: Recycler,
     fail_on: Vec<AnomalyKind>,
     events: u64,
     resource_entries: u64,
@@ -66,6 +69,8 @@ impl Engine {
                 })
                 .collect(),
             holds: HoldBook::default(),
+            locks: LockNames::default(),
+            acquisitions: Recycler::default(),
             fail_on: cfg.fail_on.clone(),
             events: 0,
             resource_entries: 0,
@@ -79,7 +84,15 @@ impl Engine {
         self.events += 1;
         self.last_time = Some(self.last_time.map_or(e.time, |t| t.max(e.time)));
         let bits = Interests::of(e);
-        let cx = Context { holds: &self.holds };
+        let named = e.lock.as_deref().map(|l| self.locks.intern(l));
+        let lock = self.holds.lock_of(e, named);
+        let acquired = self.acquisitions.acquisition(e, lock);
+        let cx = Context {
+            holds: &self.holds,
+            lock,
+            locks: &self.locks,
+            acquired: acquired.as_ref(),
+        };
         for slot in &mut self.slots {
             if !slot.interests.meets(bits) || slot.panicked.is_some() {
                 continue;
@@ -95,7 +108,7 @@ impl Engine {
             }
         }
         let holds = &mut self.holds;
-        if let Err(p) = catch_unwind(AssertUnwindSafe(|| holds.apply(e))) {
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| holds.apply(e, lock, acquired.as_ref()))) {
             let why = panic_message(&*p);
             for slot in self.slots.iter_mut().filter(|s| s.panicked.is_none()) {
                 slot.panicked = Some(format!(

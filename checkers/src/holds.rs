@@ -11,17 +11,23 @@
 //! - after an `info` outcome of any operation the process is retired and nobody knows what its
 //!   client still does, so its certain hold ends there.
 //!
-//! Memory is the open holds plus one pending acquire per process.
+//! Memory is the open holds plus one pending acquire per process. Locks are [`LockId`]s: the
+//! engine resolves each event's lock once ([`HoldBook::lock_of`]) and passes it in.
 
-use crate::hashing::FastMap;
+use crate::locks::{LockId, PerLock};
 use crate::name::{opt_name, Name};
+use crate::procs::PerProcess;
 use results::{EventRef, OpType, Process, F};
+use std::collections::VecDeque;
+use std::rc::Rc;
 
-/// One certain hold.
+/// One completed acquisition: a worker's acquire `ok` whose lock is known. The engine makes it
+/// once, and the hold book and every checker that remembers the acquisition share it (each
+/// used to copy owner and lease into its own record: eight name copies per acquisition).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hold {
+pub struct Acquisition {
     pub process: u32,
-    pub lock: Name,
+    pub lock: LockId,
     pub owner: Option<Name>,
     pub lease: Option<Name>,
     pub token: Option<u64>,
@@ -30,144 +36,152 @@ pub struct Hold {
     pub time: u64,
 }
 
-/// The lock each process is trying to acquire (its pending acquire invoke). Buffers are reused,
-/// so following millions of acquires allocates only once per process.
+/// One certain hold: the acquisition that opened it.
+pub type Hold = Rc<Acquisition>;
+
+/// Makes the shared [`Acquisition`] records, reusing the allocation of one nobody holds any
+/// more: most acquisitions are forgotten by every checker within a few more, and an allocation
+/// and a free for each was a tenth of the check. It keeps the last [`Recycler::KEPT`] records
+/// and reuses the oldest when it is the only one left holding it.
 #[derive(Debug, Default)]
-pub struct PendingAcquires {
-    map: FastMap<u32, (bool, Name)>,
+pub struct Recycler {
+    recent: VecDeque<Hold>,
 }
 
-impl PendingAcquires {
-    /// The lock a pending acquire of `process` is about.
-    pub fn get(&self, process: u32) -> Option<&str> {
-        match self.map.get(&process) {
-            Some((true, lock)) => Some(lock),
-            _ => None,
-        }
-    }
+impl Recycler {
+    const KEPT: usize = 32;
 
-    /// The lock an acquire event is about: its own `lock`, else its invoke's.
-    pub fn lock_of<'e>(&'e self, e: &'e EventRef<'_>) -> Option<&'e str> {
-        match (&e.lock, e.process) {
-            (Some(l), _) => Some(l),
-            (None, Process::Worker(p)) => self.get(p),
-            (None, Process::Nemesis) => None,
-        }
-    }
-
-    /// Follows one event: an acquire invoke opens, its completion or the process's exit or
-    /// retirement (`info`) closes.
-    pub fn observe(&mut self, e: &EventRef<'_>) {
-        let Process::Worker(p) = e.process else {
-            return;
+    /// The acquisition an event completes, if it is a worker's acquire `ok` about `lock`.
+    pub fn acquisition(&mut self, e: &EventRef<'_>, lock: Option<LockId>) -> Option<Hold> {
+        let (Process::Worker(process), F::Acquire, OpType::Ok, Some(lock)) =
+            (e.process, &e.f, e.kind, lock)
+        else {
+            return None;
         };
-        match (&e.f, e.kind) {
-            (F::Acquire, OpType::Invoke) => {
-                if let Some(lock) = &e.lock {
-                    let slot = self.map.entry(p).or_default();
-                    slot.0 = true;
-                    if slot.1 != *lock {
-                        slot.1 = Name::from(lock.as_ref());
+        let a = Acquisition {
+            process,
+            lock,
+            owner: opt_name(e.owner.as_deref()),
+            lease: opt_name(e.lease.as_deref()),
+            token: e.token,
+            index: e.index,
+            time: e.time,
+        };
+        let hold = match self.recent.len() {
+            n if n < Self::KEPT => Rc::new(a),
+            _ => match self.recent.pop_front() {
+                Some(mut old) => match Rc::get_mut(&mut old) {
+                    Some(slot) => {
+                        *slot = a;
+                        old
                     }
-                }
-            }
-            (F::Acquire, _) => {
-                if let Some(slot) = self.map.get_mut(&p) {
-                    slot.0 = false;
-                }
-            }
-            (F::Exit, _) | (_, OpType::Info) => drop(self.map.remove(&p)),
-            _ => {}
+                    None => Rc::new(a),
+                },
+                None => Rc::new(a),
+            },
+        };
+        self.recent.push_back(hold.clone());
+        Some(hold)
+    }
+}
+
+impl Acquisition {
+    /// Whether two completions are the same acquisition (same lease; without leases, same
+    /// process and owner).
+    pub fn same_as(&self, other: &Acquisition) -> bool {
+        match (&self.lease, &other.lease) {
+            (Some(a), Some(b)) => a == b,
+            _ => self.process == other.process && self.owner == other.owner,
         }
+    }
+
+    /// The fence token (the token checkers keep only acquisitions that have one).
+    pub fn fence(&self) -> u64 {
+        self.token.unwrap_or(0)
     }
 }
 
 /// The open holds of every lock, and the lock each process is trying to acquire.
 #[derive(Debug, Default)]
 pub struct HoldBook {
-    by_lock: FastMap<Name, Vec<Hold>>,
-    pending: PendingAcquires,
+    by_lock: PerLock<Vec<Hold>>,
+    /// The lock of each process's pending acquire invoke.
+    pending: PerProcess<LockId>,
 }
 
 impl HoldBook {
-    /// The lock an acquire event is about: its own `lock`, else its invoke's.
-    pub fn acquire_lock<'e>(&'e self, e: &'e EventRef<'_>) -> Option<&'e str> {
-        self.pending.lock_of(e)
+    /// The lock an event is about: its own `lock` (`named`, already resolved), else, for an
+    /// acquire completion that does not repeat it, the lock its invoke named.
+    #[inline]
+    pub fn lock_of(&self, e: &EventRef<'_>, named: Option<LockId>) -> Option<LockId> {
+        match (named, e.process, &e.f) {
+            (Some(lock), _, _) => Some(lock),
+            (None, Process::Worker(p), F::Acquire) => self.pending_acquire(p),
+            _ => None,
+        }
     }
 
     /// The certain holds of `lock` open now.
-    pub fn open(&self, lock: &str) -> &[Hold] {
+    #[inline]
+    pub fn open(&self, lock: LockId) -> &[Hold] {
         self.by_lock.get(lock).map_or(&[], |v| v.as_slice())
     }
 
     /// Every open hold of a process.
     pub fn held_by(&self, process: u32) -> impl Iterator<Item = &Hold> {
         self.by_lock
-            .values()
-            .flatten()
+            .iter()
+            .flat_map(|(_, v)| v)
             .filter(move |h| h.process == process)
     }
 
     /// The lock a process has a pending acquire on.
-    pub fn pending_acquire(&self, process: u32) -> Option<&str> {
-        self.pending.get(process)
+    #[inline]
+    pub fn pending_acquire(&self, process: u32) -> Option<LockId> {
+        self.pending.get(process).copied()
     }
 
-    /// For an acquire `ok` that opens a certain hold: its lock and the holds of that lock
-    /// already open.
-    pub fn opening<'e>(&'e self, e: &'e EventRef<'_>) -> Option<(&'e str, &'e [Hold])> {
-        match (e.process, &e.f, e.kind) {
-            (Process::Worker(_), F::Acquire, OpType::Ok) => {
-                let lock = self.pending.lock_of(e)?;
-                Some((lock, self.open(lock)))
-            }
-            _ => None,
-        }
-    }
-
-    /// Applies one event.
-    pub fn apply(&mut self, e: &EventRef<'_>) {
+    /// Applies one event, about `lock` (see [`HoldBook::lock_of`]); `acquired` is the
+    /// acquisition it completes ([`Recycler::acquisition`]), which opens a hold.
+    pub fn apply(&mut self, e: &EventRef<'_>, lock: Option<LockId>, acquired: Option<&Hold>) {
         let Process::Worker(p) = e.process else {
             return;
         };
         match (&e.f, e.kind) {
             (F::Acquire, OpType::Ok) => {
-                if let Some(lock) = self.pending.lock_of(e) {
-                    let list = match self.by_lock.get_mut(lock) {
-                        Some(list) => list,
-                        None => self.by_lock.entry(Name::from(lock)).or_default(),
-                    };
-                    let hold = Hold {
-                        process: p,
-                        lock: Name::from(lock),
-                        owner: opt_name(e.owner.as_deref()),
-                        lease: opt_name(e.lease.as_deref()),
-                        token: e.token,
-                        index: e.index,
-                        time: e.time,
-                    };
-                    list.push(hold);
+                if let Some(a) = acquired {
+                    self.by_lock.at(a.lock).push(a.clone());
                 }
             }
             (F::Acquire, OpType::Info) => self.close_all(p),
-            (F::Release, OpType::Invoke) | (F::LeaseLost, _) => match &e.lock {
+            (F::Release, OpType::Invoke) | (F::LeaseLost, _) => match lock {
                 Some(lock) => self.close(p, lock),
                 None => self.close_all(p),
             },
             (F::Exit, _) | (_, OpType::Info) => self.close_all(p),
             _ => {}
         }
-        self.pending.observe(e);
+        // The pending acquire: an invoke opens it, its completion, an exit or a retirement
+        // (`info`) closes it. An invoke without a lock changes nothing.
+        match (&e.f, e.kind) {
+            (F::Acquire, OpType::Invoke) => {
+                if let (Some(lock), Some(_)) = (lock, &e.lock) {
+                    self.pending.insert(p, lock);
+                }
+            }
+            (F::Acquire, _) | (F::Exit, _) | (_, OpType::Info) => drop(self.pending.remove(p)),
+            _ => {}
+        }
     }
 
-    fn close(&mut self, process: u32, lock: &str) {
+    fn close(&mut self, process: u32, lock: LockId) {
         if let Some(list) = self.by_lock.get_mut(lock) {
             list.retain(|h| h.process != process);
         }
     }
 
     fn close_all(&mut self, process: u32) {
-        for list in self.by_lock.values_mut() {
+        for (_, list) in self.by_lock.iter_mut() {
             list.retain(|h| h.process != process);
         }
     }

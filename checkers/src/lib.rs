@@ -7,6 +7,8 @@
 //! - [`applied`]: the accepted op_ids, compressed into per-process runs.
 //! - [`holds`]: certain hold intervals, shared by the hold-based checkers.
 //! - [`name`]: short names (lock, owner, lease) kept inline, not on the heap.
+//! - [`locks`], [`procs`]: lock names as dense ids, and per-lock and per-process state in
+//!   vectors indexed by them.
 //! - [`diagnosis`]: what each anomaly tells a human to check and do.
 //! - [`engine`]: composition into one verdict (Invalid > Unknown > Valid), panics caught.
 //! - [`testkit`]: tiny history builders for tests (`invoke(p, Acquire)`, `ok(..)`, `info(..)`).
@@ -19,7 +21,9 @@ pub mod engine;
 pub mod hashing;
 pub mod holds;
 pub mod kinds;
+pub mod locks;
 pub mod name;
+pub mod procs;
 pub mod synth;
 pub mod testkit;
 

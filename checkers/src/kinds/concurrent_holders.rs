@@ -5,7 +5,7 @@
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
-use results::{AnomalyKind, EventRef, Evidence, Process};
+use results::{AnomalyKind, EventRef, Evidence};
 use serde_json::json;
 
 /// See the module doc.
@@ -24,9 +24,14 @@ impl Checker for ConcurrentHolders {
     }
 
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
-        let (Process::Worker(p), Some((lock, others))) = (e.process, cx.holds.opening(e)) else {
+        let Some(now) = cx.acquired else {
             return;
         };
+        let (p, lock, others) = (
+            now.process,
+            cx.locks.name(now.lock),
+            cx.holds.open(now.lock),
+        );
         self.acquisitions += 1;
         let lease = e.lease.as_deref();
         for old in others.iter().filter(|h| h.process != p) {

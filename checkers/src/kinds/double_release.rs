@@ -8,38 +8,33 @@
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
-use crate::hashing::FastMap;
+use crate::holds::{Acquisition, Hold};
 use crate::kinds::concurrent_holders::fmt_token;
-use crate::name::{opt_name, text, Name};
+use crate::locks::LockId;
+use crate::name::text;
+use crate::procs::PerProcess;
 use results::{AnomalyKind, EventRef, Evidence, OpResult, OpType, Process, F};
 use serde_json::json;
 
 #[derive(Debug, Clone)]
 struct Acq {
-    lock: Name,
-    owner: Option<Name>,
-    lease: Option<Name>,
-    token: Option<u64>,
-    index: u64,
-    time: u64,
+    acq: Hold,
     released_at: Option<u64>,
 }
 
 #[derive(Debug, Clone)]
 struct PendingRelease {
-    lock: Name,
+    lock: LockId,
     index: u64,
     time: u64,
-    /// False once completed (the entry is kept to reuse its buffer).
-    active: bool,
 }
 
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct DoubleRelease {
     /// Per live process: its latest acquisition of each lock.
-    acqs: FastMap<u32, Vec<Acq>>,
-    pending: FastMap<u32, PendingRelease>,
+    acqs: PerProcess<Vec<Acq>>,
+    pending: PerProcess<PendingRelease>,
     releases: u64,
 }
 
@@ -60,70 +55,43 @@ impl Checker for DoubleRelease {
         if let Process::Worker(p) = e.process {
             match (&e.f, e.kind) {
                 (F::Acquire, OpType::Ok) => {
-                    if let Some(lock) = cx.holds.acquire_lock(e) {
-                        let list = self.acqs.entry(p).or_default();
+                    if let Some(now) = cx.acquired {
+                        let list = self.acqs.at(p);
                         let acq = Acq {
-                            lock: Name::default(),
-                            owner: opt_name(e.owner.as_deref()),
-                            lease: opt_name(e.lease.as_deref()),
-                            token: e.token,
-                            index: e.index,
-                            time: e.time,
+                            acq: now.clone(),
                             released_at: None,
                         };
-                        match list.iter_mut().find(|a| a.lock == lock) {
-                            Some(a) => {
-                                *a = Acq {
-                                    lock: std::mem::take(&mut a.lock),
-                                    ..acq
-                                }
-                            }
-                            None => list.push(Acq {
-                                lock: Name::from(lock),
-                                ..acq
-                            }),
+                        match list.iter_mut().find(|a| a.acq.lock == now.lock) {
+                            Some(a) => *a = acq,
+                            None => list.push(acq),
                         }
                     }
                 }
                 (F::Release, OpType::Invoke) => {
-                    if let Some(lock) = &e.lock {
-                        let rel = self.pending.entry(p).or_insert_with(|| PendingRelease {
-                            lock: Name::default(),
-                            index: 0,
-                            time: 0,
-                            active: false,
-                        });
-                        if rel.lock != *lock {
-                            rel.lock = Name::from(lock.as_ref());
-                        }
-                        (rel.index, rel.time, rel.active) = (e.index, e.time, true);
+                    if let Some(lock) = cx.lock {
+                        let rel = PendingRelease {
+                            lock,
+                            index: e.index,
+                            time: e.time,
+                        };
+                        self.pending.insert(p, rel);
                     }
                 }
                 (F::Release, OpType::Ok) if e.result != Some(OpResult::ReleaseRejectedNotOwner) => {
                     self.releases += 1;
-                    if let Some(rel) = self.pending.get_mut(&p).filter(|r| r.active) {
-                        rel.active = false;
-                        let lock = std::mem::take(&mut rel.lock);
-                        let invoked = (rel.index, rel.time);
-                        self.released(p, &lock, invoked, (e, cx), out);
-                        if let Some(rel) = self.pending.get_mut(&p) {
-                            rel.lock = lock;
-                        }
+                    if let Some(rel) = self.pending.remove(p) {
+                        self.released(p, rel, (e, cx), out);
                     }
                 }
-                (F::Release, _) => {
-                    if let Some(rel) = self.pending.get_mut(&p) {
-                        rel.active = false;
-                    }
-                }
+                (F::Release, _) => drop(self.pending.remove(p)),
                 // A worker that noticed its lease is gone is still the same process, and it
                 // may still send the release it holds the old handle for: exactly the stale
                 // release this checker exists to catch. Only a death or an indeterminate
                 // outcome (which retires the process id) forgets its acquisitions.
                 (F::LeaseLost, _) => {}
                 (F::Exit, _) | (_, OpType::Info) => {
-                    self.acqs.remove(&p);
-                    self.pending.remove(&p);
+                    self.acqs.remove(p);
+                    self.pending.remove(p);
                 }
                 _ => {}
             }
@@ -143,22 +111,24 @@ impl DoubleRelease {
     fn released(
         &mut self,
         p: u32,
-        lock: &str,
-        (rel_index, rel_time): (u64, u64),
+        rel: PendingRelease,
         (e, cx): (&EventRef<'_>, &Context<'_>),
         out: &mut Findings,
     ) {
         let Some(acq) = self
             .acqs
-            .get_mut(&p)
-            .and_then(|l| l.iter_mut().find(|a| a.lock == lock))
+            .get_mut(p)
+            .and_then(|l| l.iter_mut().find(|a| a.acq.lock == rel.lock))
         else {
             return; // a release of nothing this process certainly acquired
         };
         // Built only for a report: a release that is fine must not cost allocations.
-        let evidence = |acq: &Acq| {
+        let (rel_index, rel_time) = (rel.index, rel.time);
+        let lock = cx.locks.name(rel.lock);
+        let (released_at, acq) = (&mut acq.released_at, &*acq.acq);
+        let evidence = |acq: &Acquisition| {
             let mut evidence = Evidence {
-                lock: Some(acq.lock.to_string()),
+                lock: Some(lock.to_string()),
                 owner: text(&acq.owner),
                 lease: text(&acq.lease),
                 token: acq.token,
@@ -168,13 +138,12 @@ impl DoubleRelease {
             evidence.other.insert("process".into(), json!(p));
             evidence
         };
-        if let Some(first) = acq.released_at {
+        if let Some(first) = *released_at {
             let mut evidence = evidence(acq);
             evidence.indices = vec![acq.index, first, rel_index, e.index];
             evidence.times = vec![acq.time, rel_time, e.time];
             let summary = format!(
-                "process {p} released lock {} (lease {}) twice: first at index {first}, again at index {}",
-                acq.lock,
+                "process {p} released lock {lock} (lease {}) twice: first at index {first}, again at index {}",
                 acq.lease.as_deref().unwrap_or("-"),
                 e.index
             );
@@ -186,7 +155,7 @@ impl DoubleRelease {
             out.push(summary, evidence, diagnosis::double_release_twice(obs));
         } else if let Some(h) = cx
             .holds
-            .open(&acq.lock)
+            .open(acq.lock)
             .iter()
             .find(|h| h.process != p && h.index > acq.index && h.index < rel_index)
         {
@@ -200,11 +169,10 @@ impl DoubleRelease {
             evidence.other.insert("holder_lease".into(), json!(h.lease));
             evidence.other.insert("holder_token".into(), json!(h.token));
             let summary = format!(
-                "stale owner process {p} (lease {}, token {}) released lock {} at index {} while \
+                "stale owner process {p} (lease {}, token {}) released lock {lock} at index {} while \
                  process {} held it (lease {}, token {}, acquired at index {})",
                 acq.lease.as_deref().unwrap_or("-"),
                 fmt_token(acq.token),
-                acq.lock,
                 e.index,
                 h.process,
                 h.lease.as_deref().unwrap_or("-"),
@@ -213,13 +181,12 @@ impl DoubleRelease {
             );
             let obs = format!(
                 "a release with the old handle {} returned released while lease {} was the \
-                 current holder of {}",
+                 current holder of {lock}",
                 acq.lease.as_deref().unwrap_or("-"),
                 h.lease.as_deref().unwrap_or("-"),
-                acq.lock
             );
             out.push(summary, evidence, diagnosis::double_release_stale(obs));
         }
-        acq.released_at = Some(e.index);
+        *released_at = Some(e.index);
     }
 }

@@ -12,19 +12,24 @@
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::hashing::FastMap;
-use crate::kinds::token_regression::{token_outcome, Acquired};
+use crate::holds::{Acquisition, Hold};
+use crate::kinds::token_regression::token_outcome;
+use crate::locks::PerLock;
 use crate::name::{text, Name};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, ResourceRef, F};
 use serde_json::json;
-use std::rc::Rc;
+use std::collections::VecDeque;
 
 #[derive(Debug, Default)]
 struct LockTokens {
-    max: Option<Rc<Acquired>>,
-    /// process -> (invoke index, highest completed acquisition at that invoke)
-    pending: FastMap<u32, (u64, Option<Rc<Acquired>>)>,
+    max: Option<Hold>,
+    /// (process, invoke index, highest completed acquisition at that invoke): a list, as
+    /// [`LockTokens::prune`] reads all of it at every change anyway.
+    pending: Vec<(u32, u64, Option<Hold>)>,
     /// Completions since the earliest pending invoke.
-    window: Vec<Rc<Acquired>>,
+    /// In history order, so pruning drops a prefix and a pending acquire's conflicts are the
+    /// suffix after its invoke.
+    window: VecDeque<Hold>,
 }
 
 #[derive(Debug)]
@@ -37,7 +42,7 @@ struct KeyTokens {
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct DuplicateToken {
-    locks: FastMap<Name, LockTokens>,
+    locks: PerLock<LockTokens>,
     keys: FastMap<Name, KeyTokens>,
     with_token: u64,
     without_token: u64,
@@ -56,8 +61,8 @@ impl Checker for DuplicateToken {
         match (e.process, &e.f) {
             (Process::Worker(p), F::Acquire) => self.acquire(p, e, cx, out),
             (Process::Worker(p), F::Exit) => {
-                for l in self.locks.values_mut() {
-                    if l.pending.remove(&p).is_some() {
+                for (_, l) in self.locks.iter_mut() {
+                    if l.take_pending(p).is_some() {
                         l.prune();
                     }
                 }
@@ -131,78 +136,80 @@ impl Checker for DuplicateToken {
 }
 
 impl LockTokens {
+    /// Removes the pending acquire of `p`: (invoke index, snapshot).
+    fn take_pending(&mut self, p: u32) -> Option<(u64, Option<Hold>)> {
+        let i = self.pending.iter().position(|(q, _, _)| *q == p)?;
+        let (_, index, snap) = self.pending.swap_remove(i);
+        Some((index, snap))
+    }
+
     /// Drops completions no pending acquisition can still conflict with.
     fn prune(&mut self) {
-        match self.pending.values().map(|(i, _)| *i).min() {
+        match self.pending.iter().map(|(_, i, _)| *i).min() {
             None => self.window.clear(),
-            Some(oldest) => self.window.retain(|a| a.index > oldest),
+            Some(oldest) => {
+                while self.window.front().is_some_and(|a| a.index <= oldest) {
+                    self.window.pop_front();
+                }
+            }
         }
     }
 }
 
 impl DuplicateToken {
     fn acquire(&mut self, p: u32, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
-        let Some(lock) = cx.holds.acquire_lock(e) else {
+        let Some((lock, name)) = cx.lock_named() else {
             return;
         };
-        let l = match self.locks.get_mut(lock) {
-            Some(l) => l,
-            None => self.locks.entry(Name::from(lock)).or_default(),
-        };
+        let l = self.locks.at(lock);
         match e.kind {
             OpType::Invoke => {
-                l.pending.insert(p, (e.index, l.max.clone()));
+                let snap = (p, e.index, l.max.clone());
+                match l.pending.iter_mut().find(|(q, _, _)| *q == p) {
+                    Some(slot) => *slot = snap,
+                    None => l.pending.push(snap),
+                }
             }
             OpType::Ok => {
-                let (invoked, snap) = l.pending.remove(&p).unwrap_or((e.index, None));
-                let Some(t) = e.token else {
+                let (invoked, snap) = l.take_pending(p).unwrap_or((e.index, None));
+                let (Some(t), Some(now)) = (e.token, cx.acquired) else {
                     self.without_token += 1;
                     l.prune();
                     return;
                 };
                 self.with_token += 1;
-                let now = Acquired::from_ok(p, t, e);
-                let sequential = snap.filter(|x| x.token == t && !x.same_as(&now));
+                let sequential = snap.filter(|x| x.fence() == t && !x.same_as(now));
                 let concurrent = || {
+                    let after = l.window.partition_point(|x| x.index <= invoked);
                     l.window
-                        .iter()
-                        .find(|x| x.index > invoked && x.token == t && !x.same_as(&now))
+                        .range(after..)
+                        .find(|x| x.fence() == t && !x.same_as(now))
                         .cloned()
                 };
                 if let Some(x) = sequential.or_else(concurrent) {
-                    report(lock, &x, &now, out);
+                    report(name, &x, now, out);
                 }
-                let newer = l.max.as_ref().is_none_or(|m| t > m.token);
-                if l.pending.is_empty() {
-                    if newer {
-                        match l.max.as_mut().and_then(Rc::get_mut) {
-                            // Nobody else holds the old maximum: overwrite, no allocation.
-                            Some(slot) => *slot = now,
-                            None => l.max = Some(Rc::new(now)),
-                        }
-                    }
-                } else {
-                    let now = Rc::new(now);
-                    if newer {
-                        l.max = Some(now.clone());
-                    }
-                    l.window.push(now);
+                if l.max.as_ref().is_none_or(|m| t > m.fence()) {
+                    l.max = Some(now.clone());
+                }
+                if !l.pending.is_empty() {
+                    l.window.push_back(now.clone());
                 }
                 l.prune();
             }
             _ => {
-                l.pending.remove(&p);
+                l.take_pending(p);
                 l.prune();
             }
         }
     }
 }
 
-fn report(lock: &str, x: &Acquired, y: &Acquired, out: &mut Findings) {
+fn report(lock: &str, x: &Acquisition, y: &Acquisition, out: &mut Findings) {
     let summary = format!(
         "lock {lock}: token {} given to process {} (lease {}) at index {} and to process {} \
          (lease {}) at index {}",
-        y.token,
+        y.fence(),
         x.process,
         x.lease.as_deref().unwrap_or("-"),
         x.index,
@@ -214,7 +221,7 @@ fn report(lock: &str, x: &Acquired, y: &Acquired, out: &mut Findings) {
         lock: Some(lock.to_string()),
         owner: text(&y.owner),
         lease: text(&y.lease),
-        token: Some(y.token),
+        token: y.token,
         indices: vec![x.index, y.index],
         times: vec![x.time, y.time],
         ..Default::default()
@@ -226,7 +233,7 @@ fn report(lock: &str, x: &Acquired, y: &Acquired, out: &mut Findings) {
     evidence.other.insert("other_lease".into(), json!(x.lease));
     let obs = format!(
         "two acquisitions of {lock} with different leases both hold token {}",
-        y.token
+        y.fence()
     );
     out.push(summary, evidence, diagnosis::duplicate_token_history(obs));
 }

@@ -16,7 +16,8 @@
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
-use crate::hashing::{FastMap, FastSet};
+use crate::hashing::FastSet;
+use crate::locks::{LockId, PerLock};
 use crate::name::Name;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
@@ -33,8 +34,10 @@ struct Obligation {
     tried_early: bool,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct LockState {
+    /// The lock's name, for the report (a deadline may be judged at the end, without events).
+    name: Name,
     attempts: u32,
     last_attempt: Option<u64>,
     obligation: Option<Obligation>,
@@ -45,7 +48,8 @@ struct LockState {
 pub struct StuckLock {
     ttl: Option<u64>,
     slack: u64,
-    locks: FastMap<Name, LockState>,
+    /// Per lock ever tried or obliged.
+    locks: PerLock<Option<LockState>>,
     faults: FastSet<String>,
     next_deadline: Option<u64>,
 }
@@ -55,25 +59,25 @@ impl StuckLock {
         StuckLock {
             ttl: ttl.map(|t| t.as_nanos() as u64),
             slack: slack.as_nanos() as u64,
-            locks: FastMap::default(),
+            locks: PerLock::default(),
             faults: FastSet::default(),
             next_deadline: None,
         }
     }
 
     fn trying(&self, l: &LockState, now: u64) -> bool {
-        l.attempts > 0 || l.last_attempt.is_some_and(|t| t + self.slack >= now)
+        trying(self.slack, l, now)
     }
 
     fn oblige(
         &mut self,
-        lock: &str,
+        (lock, name): (LockId, &str),
         reason: String,
         e: &EventRef<'_>,
         holder: Option<(Option<Name>, Option<Name>, Option<u64>)>,
     ) {
         let start = self.faults.is_empty().then_some(e.time);
-        let l = self.locks.entry(Name::from(lock)).or_default();
+        let l = state(&mut self.locks, lock, name);
         let tried_early =
             l.attempts > 0 || l.last_attempt.is_some_and(|t| t + self.slack >= e.time);
         l.obligation = Some(Obligation {
@@ -91,8 +95,8 @@ impl StuckLock {
         let span = self.ttl.unwrap_or(0) + self.slack;
         self.next_deadline = self
             .locks
-            .values()
-            .filter_map(|l| l.obligation.as_ref()?.start.map(|s| s + span))
+            .iter()
+            .filter_map(|(_, l)| l.as_ref()?.obligation.as_ref()?.start.map(|s| s + span))
             .min();
     }
 
@@ -100,15 +104,15 @@ impl StuckLock {
     fn expire(&mut self, now: u64, out: &mut Findings) {
         let span = self.ttl.unwrap_or(0) + self.slack;
         let mut due = Vec::new();
-        for (name, l) in &self.locks {
-            if let Some(o) = &l.obligation {
+        for (lock, l) in self.locks.iter() {
+            if let Some(o) = l.as_ref().and_then(|l| l.obligation.as_ref()) {
                 if o.start.is_some_and(|s| s + span < now) {
-                    due.push(name.clone());
+                    due.push(lock);
                 }
             }
         }
-        for name in due {
-            let Some(l) = self.locks.get(&name) else {
+        for lock in due {
+            let Some(l) = self.locks.get(lock).and_then(Option::as_ref) else {
                 continue;
             };
             let Some(o) = l.obligation.clone() else {
@@ -118,7 +122,7 @@ impl StuckLock {
             let deadline = start + span;
             if o.tried_early && self.trying(l, deadline) {
                 report(
-                    &name,
+                    &l.name,
                     &o,
                     start,
                     deadline,
@@ -127,7 +131,7 @@ impl StuckLock {
                     out,
                 );
             }
-            if let Some(l) = self.locks.get_mut(&name) {
+            if let Some(l) = self.locks.get_mut(lock).and_then(Option::as_mut) {
                 l.obligation = None;
             }
         }
@@ -159,7 +163,7 @@ impl Checker for StuckLock {
         match (e.process, &e.f, e.kind) {
             (Process::Nemesis, F::Start(fault), _) => {
                 self.faults.insert(fault.clone());
-                for l in self.locks.values_mut() {
+                for l in self.locks.iter_mut().filter_map(|(_, l)| l.as_mut()) {
                     if let Some(o) = &mut l.obligation {
                         o.start = None;
                         o.tried_early = false;
@@ -170,15 +174,9 @@ impl Checker for StuckLock {
             (Process::Nemesis, F::Stop(fault), _) => {
                 self.faults.remove(fault);
                 if self.faults.is_empty() {
-                    let names: Vec<Name> = self.locks.keys().cloned().collect();
-                    for name in names {
-                        let tried = self
-                            .locks
-                            .get(&name)
-                            .is_some_and(|l| self.trying(l, e.time));
-                        let Some(l) = self.locks.get_mut(&name) else {
-                            continue;
-                        };
+                    let slack = self.slack;
+                    for l in self.locks.iter_mut().filter_map(|(_, l)| l.as_mut()) {
+                        let tried = trying(slack, l, e.time);
                         let o = l.obligation.get_or_insert_with(|| Obligation {
                             reason: format!(
                                 "the nemesis healed every fault ({}) at index {}",
@@ -197,14 +195,11 @@ impl Checker for StuckLock {
                 }
             }
             (Process::Worker(p), F::Acquire, kind) => {
-                let Some(lock) = cx.holds.acquire_lock(e) else {
+                let Some((lock, name)) = cx.lock_named() else {
                     return;
                 };
                 let slack = self.slack;
-                let l = match self.locks.get_mut(lock) {
-                    Some(l) => l,
-                    None => self.locks.entry(Name::from(lock)).or_default(),
-                };
+                let l = state(&mut self.locks, lock, name);
                 let mut discharged = false;
                 match kind {
                     OpType::Invoke => {
@@ -223,12 +218,11 @@ impl Checker for StuckLock {
                 }
                 l.last_attempt = Some(e.time);
                 if kind == OpType::Info {
-                    let lock = Name::from(lock);
                     let why = format!(
                         "process {p}'s acquire ended info at index {}: it may hold the lock and is retired",
                         e.index
                     );
-                    self.oblige(&lock, why, e, None);
+                    self.oblige((lock, name), why, e, None);
                 } else if discharged {
                     self.recompute_deadline();
                 }
@@ -237,21 +231,21 @@ impl Checker for StuckLock {
                 let held: Vec<_> = cx
                     .holds
                     .held_by(p)
-                    .map(|h| (h.lock.clone(), (h.owner.clone(), h.lease.clone(), h.token)))
+                    .map(|h| (h.lock, (h.owner.clone(), h.lease.clone(), h.token)))
                     .collect();
                 for (lock, holder) in held {
                     let why = format!("holder process {p} exited at index {}", e.index);
-                    self.oblige(&lock, why, e, Some(holder));
+                    self.oblige((lock, cx.locks.name(lock)), why, e, Some(holder));
                 }
-                if let Some(lock) = cx.holds.pending_acquire(p).map(Name::from) {
-                    if let Some(l) = self.locks.get_mut(&lock) {
+                if let Some(lock) = cx.holds.pending_acquire(p) {
+                    if let Some(l) = self.locks.get_mut(lock).and_then(Option::as_mut) {
                         l.attempts = l.attempts.saturating_sub(1);
                     }
                     let why = format!(
                         "process {p} exited at index {} with an acquire pending",
                         e.index
                     );
-                    self.oblige(&lock, why, e, None);
+                    self.oblige((lock, cx.locks.name(lock)), why, e, None);
                 }
             }
             _ => {}
@@ -267,12 +261,32 @@ impl Checker for StuckLock {
         if let Some(t) = end.last_time {
             self.expire(t, out);
         }
-        if self.locks.is_empty() {
+        if self.locks.iter().all(|(_, l)| l.is_none()) {
             Outcome::NotApplicable("no lock was ever tried".into())
         } else {
             Outcome::Checked
         }
     }
+}
+
+/// Whether someone was trying to acquire `l` at `now`: an acquire pending, or one attempted
+/// within `slack` before.
+fn trying(slack: u64, l: &LockState, now: u64) -> bool {
+    l.attempts > 0 || l.last_attempt.is_some_and(|t| t + slack >= now)
+}
+
+/// The state of `lock`, made (named `name`) on first use.
+fn state<'s>(
+    locks: &'s mut PerLock<Option<LockState>>,
+    lock: LockId,
+    name: &str,
+) -> &'s mut LockState {
+    locks.at(lock).get_or_insert_with(|| LockState {
+        name: Name::from(name),
+        attempts: 0,
+        last_attempt: None,
+        obligation: None,
+    })
 }
 
 fn report(

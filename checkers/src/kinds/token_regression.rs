@@ -5,51 +5,19 @@
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
-use crate::hashing::FastMap;
-use crate::name::{opt_name, text, Name};
+use crate::holds::{Acquisition, Hold};
+use crate::locks::PerLock;
+use crate::name::text;
+use crate::procs::PerProcess;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
-use std::rc::Rc;
-
-/// A completed acquisition, as much as the token checkers report about it.
-#[derive(Debug, Clone)]
-pub(crate) struct Acquired {
-    pub process: u32,
-    pub owner: Option<Name>,
-    pub lease: Option<Name>,
-    pub token: u64,
-    pub index: u64,
-    pub time: u64,
-}
-
-impl Acquired {
-    pub(crate) fn from_ok(p: u32, token: u64, e: &EventRef<'_>) -> Acquired {
-        Acquired {
-            process: p,
-            owner: opt_name(e.owner.as_deref()),
-            lease: opt_name(e.lease.as_deref()),
-            token,
-            index: e.index,
-            time: e.time,
-        }
-    }
-
-    /// Whether two completions are the same acquisition (same lease; without leases, same
-    /// process and owner).
-    pub(crate) fn same_as(&self, other: &Acquired) -> bool {
-        match (&self.lease, &other.lease) {
-            (Some(a), Some(b)) => a == b,
-            _ => self.process == other.process && self.owner == other.owner,
-        }
-    }
-}
 
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct TokenRegression {
-    max: FastMap<Name, Rc<Acquired>>,
-    /// Per process: the lock and the highest completed token when its acquire was invoked.
-    pending: FastMap<u32, Option<Rc<Acquired>>>,
+    max: PerLock<Option<Hold>>,
+    /// Per process: the highest completed token of the lock when its acquire was invoked.
+    pending: PerProcess<Option<Hold>>,
     with_token: u64,
     without_token: u64,
 }
@@ -67,35 +35,32 @@ impl Checker for TokenRegression {
         if let (Process::Worker(p), F::Acquire) = (e.process, &e.f) {
             match e.kind {
                 OpType::Invoke => {
-                    let snap = e.lock.as_deref().and_then(|l| self.max.get(l)).cloned();
+                    let snap = match (&e.lock, cx.lock) {
+                        (Some(_), Some(lock)) => self.max.get(lock).cloned().flatten(),
+                        _ => None,
+                    };
                     self.pending.insert(p, snap);
                 }
                 OpType::Ok => {
-                    let snap = self.pending.remove(&p).flatten();
-                    match (e.token, cx.holds.acquire_lock(e)) {
-                        (Some(t), Some(lock)) => {
+                    let snap = self.pending.remove(p).flatten();
+                    match (e.token, cx.acquired) {
+                        (Some(t), Some(now)) => {
                             self.with_token += 1;
-                            let now = Acquired::from_ok(p, t, e);
-                            if let Some(x) = snap.filter(|x| t < x.token) {
-                                report(lock, &x, &now, out);
+                            if let Some(x) = snap.filter(|x| t < x.fence()) {
+                                report(cx.locks.name(now.lock), &x, now, out);
                             }
-                            match self.max.get_mut(lock) {
-                                Some(m) if t > m.token => match Rc::get_mut(m) {
-                                    // No pending snapshot shares it: overwrite, no allocation.
-                                    Some(slot) => *slot = now,
-                                    None => *m = Rc::new(now),
-                                },
-                                Some(_) => {}
-                                None => drop(self.max.insert(Name::from(lock), Rc::new(now))),
+                            match self.max.at(now.lock) {
+                                Some(m) if t <= m.fence() => {}
+                                slot => *slot = Some(now.clone()),
                             }
                         }
                         _ => self.without_token += 1,
                     }
                 }
-                _ => drop(self.pending.remove(&p)),
+                _ => drop(self.pending.remove(p)),
             }
         } else if let (Process::Worker(p), F::Exit) = (e.process, &e.f) {
-            self.pending.remove(&p);
+            self.pending.remove(p);
         }
     }
 
@@ -114,17 +79,22 @@ pub(crate) fn token_outcome(with_token: u64, without_token: u64) -> Outcome {
     }
 }
 
-fn report(lock: &str, x: &Acquired, y: &Acquired, out: &mut Findings) {
+fn report(lock: &str, x: &Acquisition, y: &Acquisition, out: &mut Findings) {
     let summary = format!(
         "lock {lock}: process {} got token {} at index {} after process {} had completed with \
          token {} at index {}",
-        y.process, y.token, y.index, x.process, x.token, x.index
+        y.process,
+        y.fence(),
+        y.index,
+        x.process,
+        x.fence(),
+        x.index
     );
     let mut evidence = Evidence {
         lock: Some(lock.to_string()),
         owner: text(&y.owner),
         lease: text(&y.lease),
-        token: Some(y.token),
+        token: y.token,
         indices: vec![x.index, y.index],
         times: vec![x.time, y.time],
         ..Default::default()
@@ -137,10 +107,11 @@ fn report(lock: &str, x: &Acquired, y: &Acquired, out: &mut Findings) {
         .insert("earlier_lease".into(), json!(x.lease));
     evidence
         .other
-        .insert("earlier_token".into(), json!(x.token));
+        .insert("earlier_token".into(), json!(x.fence()));
     let obs = format!(
         "token {} was issued after token {} had been issued and returned: tokens went backwards",
-        y.token, x.token
+        y.fence(),
+        x.fence()
     );
     out.push(summary, evidence, diagnosis::token_regression(obs));
 }

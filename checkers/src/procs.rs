@@ -1,0 +1,134 @@
+//! State kept per worker process. Process ids are small integers (one per worker, and a new one
+//! for each retired process), so a vector indexed by the id replaces a hash map lookup on every
+//! event; an id beyond [`DENSE`] (not something the harness writes, but a history may say
+//! anything) goes to a map instead, so a huge id cannot make a huge vector.
+
+use crate::hashing::FastMap;
+
+/// Ids below this are kept in the vector.
+pub const DENSE: u32 = 1 << 16;
+
+/// A map from process id to `V` (see the module doc).
+#[derive(Debug)]
+pub struct PerProcess<V> {
+    dense: Vec<Option<V>>,
+    sparse: FastMap<u32, V>,
+}
+
+impl<V> Default for PerProcess<V> {
+    fn default() -> Self {
+        PerProcess {
+            dense: Vec::new(),
+            sparse: FastMap::default(),
+        }
+    }
+}
+
+impl<V> PerProcess<V> {
+    #[inline]
+    pub fn get(&self, p: u32) -> Option<&V> {
+        if p < DENSE {
+            self.dense.get(p as usize)?.as_ref()
+        } else {
+            self.sparse.get(&p)
+        }
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, p: u32) -> Option<&mut V> {
+        if p < DENSE {
+            self.dense.get_mut(p as usize)?.as_mut()
+        } else {
+            self.sparse.get_mut(&p)
+        }
+    }
+
+    /// Sets the state of `p`, returning the one it replaces.
+    #[inline]
+    pub fn insert(&mut self, p: u32, v: V) -> Option<V> {
+        if p < DENSE {
+            self.slot(p).replace(v)
+        } else {
+            self.sparse.insert(p, v)
+        }
+    }
+
+    #[inline]
+    pub fn remove(&mut self, p: u32) -> Option<V> {
+        if p < DENSE {
+            self.dense.get_mut(p as usize)?.take()
+        } else {
+            self.sparse.remove(&p)
+        }
+    }
+
+    /// The state of `p`, made with `make` if it has none.
+    #[inline]
+    pub fn get_or_insert_with(&mut self, p: u32, make: impl FnOnce() -> V) -> &mut V {
+        if p < DENSE {
+            self.slot(p).get_or_insert_with(make)
+        } else {
+            self.sparse.entry(p).or_insert_with(make)
+        }
+    }
+
+    /// Every process's state, mutable (dense ids first, in order; then the rest).
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.dense
+            .iter_mut()
+            .filter_map(Option::as_mut)
+            .chain(self.sparse.values_mut())
+    }
+
+    /// Every process's state (dense ids first, in order; then the rest).
+    pub fn values(&self) -> impl Iterator<Item = &V> {
+        self.dense
+            .iter()
+            .filter_map(Option::as_ref)
+            .chain(self.sparse.values())
+    }
+
+    fn slot(&mut self, p: u32) -> &mut Option<V> {
+        let i = p as usize;
+        if i >= self.dense.len() {
+            self.dense.resize_with(i + 1, || None);
+        }
+        &mut self.dense[i]
+    }
+}
+
+impl<V: Default> PerProcess<V> {
+    /// The state of `p`, default if it has none.
+    #[inline]
+    pub fn at(&mut self, p: u32) -> &mut V {
+        self.get_or_insert_with(p, V::default)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_and_huge_ids_behave_the_same() {
+        for p in [0, 7, DENSE - 1, DENSE, u32::MAX] {
+            let mut m: PerProcess<u32> = PerProcess::default();
+            assert_eq!(m.get(p), None);
+            assert_eq!(m.insert(p, 1), None);
+            assert_eq!(m.insert(p, 2), Some(1));
+            *m.at(p) += 1;
+            assert_eq!(m.get(p), Some(&3));
+            assert_eq!(m.values().copied().collect::<Vec<_>>(), vec![3]);
+            assert_eq!(m.remove(p), Some(3));
+            assert_eq!(m.get(p), None);
+            assert_eq!(m.remove(p), None);
+        }
+    }
+
+    #[test]
+    fn a_huge_id_does_not_grow_the_vector() {
+        let mut m: PerProcess<u8> = PerProcess::default();
+        m.insert(u32::MAX, 1);
+        assert!(m.dense.is_empty());
+    }
+}
