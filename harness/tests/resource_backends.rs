@@ -271,9 +271,61 @@ async fn postgres_against_real_postgresql() {
         ledger, logged,
         "log order differs from PostgreSQL's decision order"
     );
+    connections_come_back_after_termination(&conn, &client).await;
     let id = docker.id.clone();
     drop(docker);
     assert_eq!(Docker::leftovers(&id), "", "containers left behind");
+}
+
+/// PostgreSQL closes every client connection (as a restart does, here by terminating their
+/// backends): the resource and the counter store must open new ones for the next operations,
+/// not fail for the rest of the run. At most one operation per old connection may fail.
+async fn connections_come_back_after_termination(conn: &str, admin: &tokio_postgres::Client) {
+    use workloads::resource::postgres::Postgres;
+    use workloads::resource::Resource;
+    let resource = Postgres::connect(conn, 2, Mode::Strict).await.unwrap();
+    let counter = workloads::counter::connect(conn).await.unwrap();
+    let first = resource.decide(&write("re", Some(1), "re-1"), 1).await;
+    assert_eq!(first.unwrap().result, WriteResult::Accepted);
+    counter.write("re", 7).await.unwrap();
+    let killed: i64 = admin
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(
+        killed >= 3,
+        "terminated {killed} backends, expected the resource's and counter's"
+    );
+    let (mut failures, mut accepted) = (Vec::new(), 0);
+    for attempt in 2..12u64 {
+        match resource
+            .decide(
+                &write("re", Some(attempt), &format!("re-{attempt}")),
+                attempt,
+            )
+            .await
+        {
+            Ok(d) => {
+                assert_eq!(d.result, WriteResult::Accepted);
+                accepted += 1;
+            }
+            Err(e) => failures.push(e.to_string()),
+        }
+    }
+    assert!(
+        failures.len() <= 2 && accepted >= 8,
+        "after the termination: {accepted} accepted, failures {failures:?}"
+    );
+    let mut read = counter.read("re").await;
+    if read.is_err() {
+        read = counter.read("re").await;
+    }
+    assert_eq!(read.unwrap(), 7, "the counter store did not reconnect");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

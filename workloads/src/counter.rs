@@ -8,9 +8,10 @@
 //! talks to the store. A failed read means nothing was written (`fail`); a failed write may
 //! have landed (`info`) — [`CounterError::may_have_applied`] says which.
 
+use crate::pg::Reconnecting;
 use futures::future::BoxFuture;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Why a counter operation failed, and whether the write might have landed anyway.
 #[derive(Debug, thiserror::Error)]
@@ -74,11 +75,10 @@ pub async fn connect(target: &str) -> Result<Box<dyn CounterStore>, CounterError
             .map_err(|e| config(e.to_string()))?;
         Ok(Box::new(RedisCounter { conn }))
     } else {
-        let client = PostgresCounter::open(target).await.map_err(config)?;
-        Ok(Box::new(PostgresCounter {
-            target: target.to_string(),
-            client: tokio::sync::Mutex::new(Some(client)),
-        }))
+        let conn = Reconnecting::connect(target, PostgresCounter::TABLE)
+            .await
+            .map_err(config)?;
+        Ok(Box::new(PostgresCounter { conn }))
     }
 }
 
@@ -123,36 +123,16 @@ impl CounterStore for RedisCounter {
 /// A row per counter in `fence_counter`, read with `SELECT` and written with an upsert. A closed
 /// connection (the server restarted, a partition broke it) is re-opened on the next operation.
 pub struct PostgresCounter {
-    target: String,
-    client: tokio::sync::Mutex<Option<tokio_postgres::Client>>,
+    conn: Reconnecting,
 }
 
 impl PostgresCounter {
-    async fn open(target: &str) -> Result<tokio_postgres::Client, String> {
-        let (client, conn) = tokio_postgres::connect(target, tokio_postgres::NoTls)
-            .await
-            .map_err(|e| e.to_string())?;
-        tokio::spawn(conn);
-        client
-            .batch_execute(
-                "CREATE TABLE IF NOT EXISTS fence_counter (key text PRIMARY KEY, value bigint NOT NULL)",
-            )
-            .await
-            .map_err(|e| format!("creating table fence_counter: {e}"))?;
-        Ok(client)
-    }
+    const TABLE: &'static str =
+        "CREATE TABLE IF NOT EXISTS fence_counter (key text PRIMARY KEY, value bigint NOT NULL)";
 
     /// The open connection, re-opened if it closed.
-    async fn client(
-        &self,
-    ) -> Result<tokio::sync::MappedMutexGuard<'_, tokio_postgres::Client>, String> {
-        let mut guard = self.client.lock().await;
-        if guard.as_ref().is_none_or(|c| c.is_closed()) {
-            *guard = None;
-            *guard = Some(Self::open(&self.target).await?);
-        }
-        tokio::sync::MutexGuard::try_map(guard, Option::as_mut)
-            .map_err(|_| "no connection".to_string())
+    async fn client(&self) -> Result<Arc<tokio_postgres::Client>, String> {
+        self.conn.client().await
     }
 }
 

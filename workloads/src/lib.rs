@@ -10,6 +10,7 @@ pub mod counter_guard;
 pub mod driver;
 pub mod fenced_write;
 pub mod ownership;
+pub mod pg;
 pub mod protocol;
 pub mod recipes;
 pub mod resource;

@@ -11,10 +11,10 @@
 //! The ledger also keeps each decision's `attempt`, so that a decision whose reply was lost can
 //! be recovered (see [`super::doubt`]).
 
+use crate::pg::Reconnecting;
 use futures::future::BoxFuture;
 use results::WriteResult;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use tokio_postgres::{Client, NoTls};
 
 use super::rule::{check_token, Decision, Mode};
 use super::{Resource, ResourceError, WriteRequest};
@@ -75,8 +75,10 @@ COMMIT;
 "#;
 
 /// A few connections used round-robin; each call is one statement, pipelined by the driver.
+/// A connection PostgreSQL closed (a restart, a partition that broke it) is opened again for
+/// the next write; a write in flight on it fails, and the server resolves it from the ledger.
 pub struct Postgres {
-    clients: Vec<Client>,
+    clients: Vec<Reconnecting>,
     next: AtomicUsize,
     mode: Mode,
 }
@@ -100,13 +102,15 @@ impl Postgres {
     ) -> Result<Self, ResourceError> {
         let mut clients = Vec::new();
         for _ in 0..connections.max(1) {
-            let (client, conn) = tokio_postgres::connect(config, NoTls)
+            let conn = Reconnecting::connect(config, "")
                 .await
-                .map_err(|e| ResourceError::backend(NAME, format!("connect {config:?}: {e}")))?;
-            tokio::spawn(conn);
-            clients.push(client);
+                .map_err(|e| ResourceError::backend(NAME, e))?;
+            clients.push(conn);
         }
         clients[0]
+            .client()
+            .await
+            .map_err(|e| ResourceError::backend(NAME, e))?
             .batch_execute(SCHEMA)
             .await
             .map_err(|e| ResourceError::backend(NAME, format!("installing the schema: {e}")))?;
@@ -146,8 +150,11 @@ impl Resource for Postgres {
                     })
                 })
                 .transpose()?;
-            let client =
-                &self.clients[self.next.fetch_add(1, Ordering::Relaxed) % self.clients.len()];
+            let client = self.clients
+                [self.next.fetch_add(1, Ordering::Relaxed) % self.clients.len()]
+            .client()
+            .await
+            .map_err(|e| ResourceError::backend(NAME, e))?;
             let row = client
                 .query_one(
                     "SELECT o_result, o_highest, o_n FROM fence_write($1, $2::text::jsonb, $3, $4, $5, $6)",
@@ -180,7 +187,10 @@ impl Resource for Postgres {
         attempt: u64,
     ) -> BoxFuture<'a, Result<Option<WriteResult>, ResourceError>> {
         Box::pin(async move {
-            let client = &self.clients[0];
+            let client = self.clients[0]
+                .client()
+                .await
+                .map_err(|e| ResourceError::backend(NAME, e))?;
             client
                 .query(
                     "SELECT 1 FROM fence_resource WHERE key = $1 FOR UPDATE",
