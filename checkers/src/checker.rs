@@ -155,6 +155,13 @@ pub trait Checker {
         Interests::ALL
     }
 
+    /// Whether it reads the shared state of [`Context`] (holds, the event's lock, the
+    /// acquisition). If that state ever broke (a panic), the checkers that read it would stop
+    /// as unknown and the others would go on.
+    fn uses_shared(&self) -> bool {
+        true
+    }
+
     /// One history event, in file order, with the shared state as it was before it.
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings);
 

@@ -4,8 +4,8 @@
 //! and named in the verdict; the run is then unknown rather than crashed.
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, ResourceLog};
-use crate::holds::{HoldBook, Recycler};
-use crate::locks::LockNames;
+use crate::holds::{Hold, HoldBook, Recycler};
+use crate::locks::{LockId, LockNames};
 use results::store::CheckConfig;
 use results::{AnomalyKind, Event, EventRef, ResourceEntry, ResourceRef, Validity, Verdict};
 use serde_json::json;
@@ -15,6 +15,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 struct Slot {
     interests: Interests,
+    /// Whether the checker reads the shared state ([`Checker::uses_shared`]).
+    shared: bool,
     checker: Box<dyn Checker>,
     findings: Findings,
     panicked: Option<String>,
@@ -27,6 +29,12 @@ pub struct Engine {
     holds: HoldBook,
     locks: LockNames,
     acquisitions: Recycler,
+    /// The shared state panicked: it is no longer derived, and the checkers that read it are
+    /// stopped; the others go on.
+    shared_broken: bool,
+    /// Tests: the shared derivation panics at this history index.
+    #[cfg(test)]
+    break_shared_at: Option<u64>,
     fail_on: Vec<AnomalyKind>,
     events: u64,
     resource_entries: u64,
@@ -63,6 +71,7 @@ impl Engine {
                 .into_iter()
                 .map(|checker| Slot {
                     interests: checker.interests(),
+                    shared: checker.uses_shared(),
                     findings: Findings::new(checker.kind()),
                     checker,
                     panicked: None,
@@ -71,6 +80,9 @@ impl Engine {
             holds: HoldBook::default(),
             locks: LockNames::default(),
             acquisitions: Recycler::default(),
+            shared_broken: false,
+            #[cfg(test)]
+            break_shared_at: None,
             fail_on: cfg.fail_on.clone(),
             events: 0,
             resource_entries: 0,
@@ -84,9 +96,7 @@ impl Engine {
         self.events += 1;
         self.last_time = Some(self.last_time.map_or(e.time, |t| t.max(e.time)));
         let bits = Interests::of(e);
-        let named = e.lock.as_deref().map(|l| self.locks.intern(l));
-        let lock = self.holds.lock_of(e, named);
-        let acquired = self.acquisitions.acquisition(e, lock);
+        let (lock, acquired) = self.derive(e);
         let cx = Context {
             holds: &self.holds,
             lock,
@@ -107,15 +117,50 @@ impl Engine {
                 ));
             }
         }
+        if self.shared_broken {
+            return;
+        }
         let holds = &mut self.holds;
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| holds.apply(e, lock, acquired.as_ref()))) {
-            let why = panic_message(&*p);
-            for slot in self.slots.iter_mut().filter(|s| s.panicked.is_none()) {
-                slot.panicked = Some(format!(
-                    "the shared hold book panicked at history index {}: {why}",
-                    e.index
-                ));
-            }
+            self.break_shared(e.index, &*p);
+        }
+    }
+
+    /// The event's lock and the acquisition it completes, from the shared state (as it stood
+    /// before the event); nothing once that state broke.
+    fn derive(&mut self, e: &EventRef<'_>) -> (Option<LockId>, Option<Hold>) {
+        if self.shared_broken {
+            return (None, None);
+        }
+        #[cfg(test)]
+        let fail = self.break_shared_at == Some(e.index);
+        #[cfg(not(test))]
+        let fail = false;
+        let (locks, holds, acquisitions) = (&mut self.locks, &self.holds, &mut self.acquisitions);
+        let derived = catch_unwind(AssertUnwindSafe(|| {
+            assert!(!fail, "planted failure");
+            let named = e.lock.as_deref().map(|l| locks.intern(l));
+            let lock = holds.lock_of(e, named);
+            (lock, acquisitions.acquisition(e, lock))
+        }));
+        derived.unwrap_or_else(|p| {
+            self.break_shared(e.index, &*p);
+            (None, None)
+        })
+    }
+
+    /// The shared state panicked: every checker that reads it stops, unknown; the rest go on.
+    fn break_shared(&mut self, index: u64, p: &(dyn std::any::Any + Send)) {
+        self.shared_broken = true;
+        let why = panic_message(p);
+        for slot in self
+            .slots
+            .iter_mut()
+            .filter(|s| s.shared && s.panicked.is_none())
+        {
+            slot.panicked = Some(format!(
+                "the shared hold book panicked at history index {index}: {why}"
+            ));
         }
     }
 
@@ -246,4 +291,46 @@ pub fn check_stream<E, H: Borrow<Event>, R: Borrow<ResourceEntry>>(
         None => engine.resource_log_missing("resource.jsonl: missing".into()),
     }
     Ok(engine.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::*;
+
+    #[test]
+    fn a_broken_shared_state_stops_only_the_checkers_that_read_it() {
+        let h = history([
+            invoke(1, Acquire).lock("l"),
+            ok(1, Acquire).lock("l").token(1),
+            invoke(1, Increment).key("c"),
+            ok(1, Increment).key("c"),
+            invoke(2, Increment).key("c"),
+            ok(2, Increment).key("c"),
+            // Two increments acknowledged, then a read of 1: an update was lost.
+            invoke(1, Read).key("c"),
+            ok(1, Read).key("c").int(1),
+        ]);
+        let cfg = CheckConfig::default();
+        let mut engine = Engine::new(&cfg);
+        engine.break_shared_at = Some(1);
+        for e in &h {
+            engine.event(&e.as_ref());
+        }
+        engine.resource_log_missing("resource.jsonl: missing".into());
+        let v = engine.finish();
+        let status = |k: AnomalyKind| v.stats[k.as_str()]["status"].clone();
+        assert_eq!(status(AnomalyKind::TokenRegression), "unknown");
+        assert_eq!(status(AnomalyKind::ConcurrentHolders), "unknown");
+        assert!(v.unknown_reasons.iter().any(
+            |r| r.contains("the shared hold book panicked at history index 1: planted failure")
+        ));
+        // lost-update reads no shared state: it still finds the lost increment.
+        assert_eq!(status(AnomalyKind::LostUpdate), "checked");
+        assert!(v
+            .anomalies
+            .iter()
+            .any(|a| a.kind == AnomalyKind::LostUpdate));
+        assert_eq!(v.valid, Validity::Invalid);
+    }
 }

@@ -24,6 +24,10 @@ impl Checker for DuplicateEffect {
         AnomalyKind::DuplicateEffect
     }
 
+    fn uses_shared(&self) -> bool {
+        false
+    }
+
     fn interests(&self) -> Interests {
         Interests::WRITE
     }

@@ -38,6 +38,10 @@ impl Checker for LostUpdate {
         AnomalyKind::LostUpdate
     }
 
+    fn uses_shared(&self) -> bool {
+        false
+    }
+
     fn interests(&self) -> Interests {
         Interests::READ | Interests::INCREMENT | Interests::EXIT | Interests::ANY_INFO
     }

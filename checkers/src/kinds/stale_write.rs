@@ -32,6 +32,10 @@ impl Checker for StaleAcceptedWrite {
         AnomalyKind::StaleAcceptedWrite
     }
 
+    fn uses_shared(&self) -> bool {
+        false
+    }
+
     fn interests(&self) -> Interests {
         Interests::WRITE
     }
