@@ -77,8 +77,9 @@ impl Findings {
 pub struct Context<'a> {
     /// Certain holds and pending acquires of every process, fed every event.
     pub holds: &'a HoldBook,
-    /// The lock the event is about: its own `lock`, else, for an acquire completion that does
-    /// not repeat it, the lock its invoke named.
+    /// The lock an acquire, release or lease-lost event is about: its own `lock`, else, for an
+    /// acquire completion that does not repeat it, the lock its invoke named. None for other
+    /// operations (a write's lock is not followed).
     pub lock: Option<LockId>,
     /// The names behind lock ids (for evidence).
     pub locks: &'a LockNames,

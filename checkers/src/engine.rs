@@ -171,7 +171,14 @@ impl Engine {
         let (locks, holds, acquisitions) = (&mut self.locks, &self.holds, &mut self.acquisitions);
         let derived = catch_unwind(AssertUnwindSafe(|| {
             assert!(!fail, "planted failure");
-            let named = e.lock.as_deref().map(|l| locks.intern(l));
+            // Only lock operations name a lock the checkers follow: interning the lock of every
+            // write too would size the per-lock state by locks nobody acquired.
+            let lock_op = matches!(e.f, F::Acquire | F::Release | F::LeaseLost);
+            let named = e
+                .lock
+                .as_deref()
+                .filter(|_| lock_op)
+                .map(|l| locks.intern(l));
             let lock = holds.lock_of(e, named);
             // Checked here first: most events complete no acquisition, and the call alone
             // cost more than the check.

@@ -11,7 +11,8 @@
 //! - after an `info` outcome of any operation the process is retired and nobody knows what its
 //!   client still does, so its certain hold ends there.
 //!
-//! Memory is the open holds plus one pending acquire per process. Locks are [`LockId`]s: the
+//! Memory is the open holds, one pending acquire per process (see [`crate::procs`] for what a
+//! process slot costs) and the last few acquisition records kept for reuse. Locks are [`LockId`]s: the
 //! engine resolves each event's lock once ([`HoldBook::lock_of`]) and passes it in.
 
 use crate::locks::{LockId, PerLock};

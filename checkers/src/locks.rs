@@ -3,7 +3,8 @@
 //! by the id. Before, each of five checkers and the hold book hashed and compared the name
 //! again for every event, and that was the largest share of the check.
 //!
-//! Memory is one entry per distinct lock name, which the per-lock state needed anyway.
+//! Memory is one entry per distinct lock name that an acquire, release or lease-lost event
+//! named, which the per-lock state needed anyway.
 
 use crate::hashing::FastMap;
 use crate::name::Name;
@@ -37,7 +38,7 @@ impl LockNames {
         let id = match self.ids.get(name) {
             Some(&id) => id,
             None => {
-                let id = LockId(self.names.len() as u32);
+                let id = LockId(u32::try_from(self.names.len()).expect("under 2^32 lock names"));
                 self.names.push(Name::from(name));
                 self.ids.insert(Name::from(name), id);
                 id

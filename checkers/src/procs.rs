@@ -1,12 +1,13 @@
 //! State kept per worker process. Process ids are small integers (one per worker, and a new one
 //! for each retired process), so a vector indexed by the id replaces a hash map lookup on every
-//! event; an id beyond [`DENSE`] (not something the harness writes, but a history may say
-//! anything) goes to a map instead, so a huge id cannot make a huge vector.
+//! event. An id beyond [`DENSE`] (thousands of retired processes, or anything a history says)
+//! goes to a map instead, so a huge id cannot make a huge vector. The vector does not shrink:
+//! it costs at most [`DENSE`] empty slots per map, a few tens of kilobytes.
 
 use crate::hashing::FastMap;
 
 /// Ids below this are kept in the vector.
-pub const DENSE: u32 = 1 << 16;
+pub const DENSE: u32 = 1 << 12;
 
 /// A map from process id to `V` (see the module doc).
 #[derive(Debug)]

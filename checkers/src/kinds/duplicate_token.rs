@@ -30,6 +30,9 @@ struct LockTokens {
     /// In history order, so pruning drops a prefix and a pending acquire's conflicts are the
     /// suffix after its invoke.
     window: VecDeque<Hold>,
+    /// Whether `window` is in index order (always, for a history the recorder wrote; a file
+    /// edited by hand may say anything, and then the whole window is searched, as before).
+    unsorted: bool,
 }
 
 #[derive(Debug)]
@@ -146,7 +149,11 @@ impl LockTokens {
     /// Drops completions no pending acquisition can still conflict with.
     fn prune(&mut self) {
         match self.pending.iter().map(|(_, i, _)| *i).min() {
-            None => self.window.clear(),
+            None => {
+                self.window.clear();
+                self.unsorted = false;
+            }
+            Some(oldest) if self.unsorted => self.window.retain(|a| a.index > oldest),
             Some(oldest) => {
                 while self.window.front().is_some_and(|a| a.index <= oldest) {
                     self.window.pop_front();
@@ -180,10 +187,13 @@ impl DuplicateToken {
                 self.with_token += 1;
                 let sequential = snap.filter(|x| x.fence() == t && !x.same_as(now));
                 let concurrent = || {
-                    let after = l.window.partition_point(|x| x.index <= invoked);
+                    let after = match l.unsorted {
+                        false => l.window.partition_point(|x| x.index <= invoked),
+                        true => 0,
+                    };
                     l.window
                         .range(after..)
-                        .find(|x| x.fence() == t && !x.same_as(now))
+                        .find(|x| x.index > invoked && x.fence() == t && !x.same_as(now))
                         .cloned()
                 };
                 if let Some(x) = sequential.or_else(concurrent) {
@@ -193,6 +203,7 @@ impl DuplicateToken {
                     l.max = Some(now.clone());
                 }
                 if !l.pending.is_empty() {
+                    l.unsorted |= l.window.back().is_some_and(|b| b.index > now.index);
                     l.window.push_back(now.clone());
                 }
                 l.prune();
