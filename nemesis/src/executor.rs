@@ -14,6 +14,11 @@ use std::future::Future;
 use std::sync::Mutex;
 use std::time::Duration;
 
+/// Whether a fault's target is the current lock holder (found at its start, maybe waited for).
+fn is_holder_fault(fault: FaultKind) -> bool {
+    matches!(fault, FaultKind::PauseHolder | FaultKind::KillHolder)
+}
+
 /// How often a holder fault that found no holder asks again.
 const HOLDER_POLL: Duration = Duration::from_millis(20);
 
@@ -120,16 +125,22 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
             agenda.push((step.end(), 0, i));
         }
         agenda.sort();
+        // How late each holder fault that had to wait for its holder started.
+        let mut late: BTreeMap<usize, Duration> = BTreeMap::new();
         for (k, &(at, what, i)) in agenda.iter().enumerate() {
             tokio::time::sleep_until(origin + at).await;
+            let next = agenda.get(k + 1).map(|n| n.0);
             if what == 1 {
                 // A holder fault may wait for a holder, but never past the plan's next event.
                 let step = &plan.steps[i];
                 let mut wait_until = step.at + step.duration / 2;
-                if let Some(next) = agenda.get(k + 1) {
-                    wait_until = wait_until.min(next.0);
+                if let Some(next) = next {
+                    wait_until = wait_until.min(next);
                 }
                 let started = self.start(i, step, origin + wait_until).await?;
+                if started && is_holder_fault(step.fault) {
+                    late.insert(i, origin.elapsed().saturating_sub(at));
+                }
                 let mut st = self.state();
                 if started {
                     st.summary.started += 1;
@@ -137,6 +148,12 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                     st.summary.skipped += 1;
                 }
             } else {
+                // A holder fault that started late keeps its planned length where the plan
+                // leaves room: its stop moves by the wait, but never past the next event.
+                if let Some(late) = late.remove(&i).filter(|l| *l > HOLDER_POLL) {
+                    let until = next.map_or(at + late, |n| n.min(at + late));
+                    tokio::time::sleep_until(origin + until).await;
+                }
                 self.stop(i, false).await?;
             }
         }
@@ -205,10 +222,11 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
     /// Resolves `step`'s target. A holder fault that finds no holder (between one release and
     /// the next acquire) waits for the next one until `deadline` (half the fault's duration,
     /// or the plan's next event if that comes first) rather than being skipped: a skipped pause
-    /// left whole runs without the fault they were meant to show. The fault still stops at its
-    /// planned end, and no other step is delayed.
+    /// left whole runs without the fault they were meant to show. Its stop moves by the wait
+    /// (keeping the planned length) unless another event of the plan comes first, so no other
+    /// step is delayed.
     async fn resolve_waiting(&self, step: &Step, deadline: tokio::time::Instant) -> Resolved {
-        let holder_fault = matches!(step.fault, FaultKind::PauseHolder | FaultKind::KillHolder);
+        let holder_fault = is_holder_fault(step.fault);
         loop {
             let r = resolve(self.topology, step).await;
             if !holder_fault

@@ -199,6 +199,46 @@ async fn a_holder_fault_waits_for_the_next_holder_instead_of_skipping() {
     let ev = events(&path);
     assert_eq!(ev[0].f, F::Start("pause-holder".into()));
     assert!(ev[0].time >= 60_000_000, "started at {} ns", ev[0].time);
+    // Nothing else is planned: it keeps its full 400 ms although it started late.
+    assert_eq!(ev[1].f, F::Stop("pause-holder".into()));
+    let paused = ev[1].time - ev[0].time;
+    assert!(paused >= 390_000_000, "paused for {paused} ns");
+}
+
+#[tokio::test]
+async fn a_late_holder_fault_is_lengthened_only_up_to_the_next_step() {
+    let (writer, path) = history("late-bounded");
+    let (control, topo) = (FakeControl::new(), StaticTopology::new(2, 3));
+    *topo.holder.lock().unwrap() = None;
+    let plan = plan(
+        "- at 0s pause-holder for 200ms\n- at 250ms pause-leader for 50ms\n",
+        "etcd",
+    );
+    let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+    let acquire_later = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        *topo.holder.lock().unwrap() = Some("worker-2".into());
+        std::future::pending::<()>().await
+    };
+    let (summary, ()) = tokio::select! {
+        s = nemesis.run(&plan, never()) => (s.unwrap(), ()),
+        () = acquire_later => unreachable!("pending"),
+    };
+    assert_eq!((summary.started, summary.skipped), (2, 0));
+    let ev = events(&path);
+    let names: Vec<String> = ev.iter().map(|e| e.f.to_string()).collect();
+    assert_eq!(
+        names[..3],
+        [
+            "start-pause-holder",
+            "stop-pause-holder",
+            "start-pause-leader"
+        ],
+        "the lengthened pause still ends before the next step"
+    );
+    // Planned to stop at 200 ms; it started about 100 ms late, so it stops at the next step
+    // (250 ms), not at 300 ms.
+    assert!(ev[1].time >= 245_000_000, "stopped at {} ns", ev[1].time);
 }
 
 #[tokio::test]
