@@ -172,22 +172,35 @@ async fn a_fault_without_a_target_is_recorded_as_skipped() {
         .contains("no worker holds the lock"));
 }
 
-#[tokio::test]
-async fn a_holder_fault_waits_for_the_next_holder_instead_of_skipping() {
-    let (writer, path) = history("wait-holder");
+/// Runs `timeline` (etcd) while nobody holds the lock until `ms` in, then worker-2 does.
+async fn holder_appears_after(
+    ms: u64,
+    name: &str,
+    timeline: &str,
+) -> (FakeControl, PathBuf, nemesis::Summary) {
+    let (writer, path) = history(name);
     let (control, topo) = (FakeControl::new(), StaticTopology::new(2, 3));
     *topo.holder.lock().unwrap() = None;
-    let plan = plan("- at 0s pause-holder for 400ms\n", "etcd");
-    let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
-    let acquire_later = async {
-        tokio::time::sleep(Duration::from_millis(60)).await;
-        *topo.holder.lock().unwrap() = Some("worker-2".into());
-        std::future::pending::<()>().await
+    let plan = plan(timeline, "etcd");
+    let summary = {
+        let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+        let acquire_later = async {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            *topo.holder.lock().unwrap() = Some("worker-2".into());
+            std::future::pending::<()>().await
+        };
+        tokio::select! {
+            s = nemesis.run(&plan, never()) => s.unwrap(),
+            () = acquire_later => unreachable!("pending"),
+        }
     };
-    let (summary, ()) = tokio::select! {
-        s = nemesis.run(&plan, never()) => (s.unwrap(), ()),
-        () = acquire_later => unreachable!("pending"),
-    };
+    (control, path, summary)
+}
+
+#[tokio::test]
+async fn a_holder_fault_waits_for_the_next_holder_instead_of_skipping() {
+    let (control, path, summary) =
+        holder_appears_after(60, "wait-holder", "- at 0s pause-holder for 400ms\n").await;
     assert_eq!((summary.started, summary.skipped), (1, 0));
     assert_eq!(
         control.calls()[..2],
@@ -207,23 +220,12 @@ async fn a_holder_fault_waits_for_the_next_holder_instead_of_skipping() {
 
 #[tokio::test]
 async fn a_late_holder_fault_is_lengthened_only_up_to_the_next_step() {
-    let (writer, path) = history("late-bounded");
-    let (control, topo) = (FakeControl::new(), StaticTopology::new(2, 3));
-    *topo.holder.lock().unwrap() = None;
-    let plan = plan(
+    let (_, path, summary) = holder_appears_after(
+        100,
+        "late-bounded",
         "- at 0s pause-holder for 200ms\n- at 250ms pause-leader for 50ms\n",
-        "etcd",
-    );
-    let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
-    let acquire_later = async {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        *topo.holder.lock().unwrap() = Some("worker-2".into());
-        std::future::pending::<()>().await
-    };
-    let (summary, ()) = tokio::select! {
-        s = nemesis.run(&plan, never()) => (s.unwrap(), ()),
-        () = acquire_later => unreachable!("pending"),
-    };
+    )
+    .await;
     assert_eq!((summary.started, summary.skipped), (2, 0));
     let ev = events(&path);
     let names: Vec<String> = ev.iter().map(|e| e.f.to_string()).collect();
