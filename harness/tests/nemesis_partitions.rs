@@ -6,18 +6,20 @@
 mod nemesis_support;
 
 use harness::cluster::System;
-use harness::docker::{ContainerSpec, Role};
+use harness::docker::{ContainerSpec, Readiness, Role};
 use nemesis::Nemesis;
 use nemesis_support::{fixture, plan, reaches, wait_for_events};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn isolate_worker_keeps_the_resource_and_isolate_resource_cuts_it_from_everyone() {
     let worker = ContainerSpec::new("worker-1", ["sleep", "600"]).role(Role::Worker);
+    // Started only once redis-server listens: the baseline below asks for it at once.
     let resource = ContainerSpec::new(
         "resource",
         ["redis-server", "--port", "6379", "--protected-mode", "no"],
     )
-    .role(Role::Resource);
+    .role(Role::Resource)
+    .ready(Readiness::Listening(6379));
     let fx = fixture(System::Etcd, "cut", vec![worker, resource]).await;
     let name = |short: &str| fx.env.container_name(short);
     let (w, r, e1) = (name("worker-1"), name("resource"), name("etcd-1"));
