@@ -96,42 +96,62 @@ impl Context<'_> {
     }
 }
 
-/// Which history events a checker needs: a set of operations (`f`), plus "every `info`"
-/// (a retired process ends its holds whatever the operation). The engine skips the checker for
-/// other events, so a checker must not depend on seeing them (time alone included: a deadline
-/// is judged at the next event it sees, or at the end).
+/// Which history events a checker needs: one bit per operation (`f`) and type pair, so a
+/// checker can ask for "acquire, any type", "every `info`" (a retired process ends its holds
+/// whatever the operation) or just "acquire `ok`". The engine skips the checker for other
+/// events, so a checker must not depend on seeing them (time alone included: a deadline is
+/// judged at the next event it sees, or at the end).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Interests(pub u16);
+pub struct Interests(pub u32);
+
+/// Bit `4 * operation + type`: eight operations, four types each.
+const fn operation(op: u32) -> Interests {
+    Interests(0xf << (4 * op))
+}
+
+/// The position of a type within its operation's four bits.
+const fn type_bit(kind: OpType) -> u32 {
+    match kind {
+        OpType::Invoke => 0,
+        OpType::Ok => 1,
+        OpType::Fail => 2,
+        OpType::Info => 3,
+    }
+}
 
 impl Interests {
-    pub const ACQUIRE: Interests = Interests(1);
-    pub const WRITE: Interests = Interests(1 << 1);
-    pub const RELEASE: Interests = Interests(1 << 2);
-    pub const READ: Interests = Interests(1 << 3);
-    pub const INCREMENT: Interests = Interests(1 << 4);
-    pub const LEASE_LOST: Interests = Interests(1 << 5);
-    pub const EXIT: Interests = Interests(1 << 6);
-    pub const NEMESIS: Interests = Interests(1 << 7);
-    pub const ANY_INFO: Interests = Interests(1 << 8);
-    pub const ALL: Interests = Interests(u16::MAX);
+    pub const ACQUIRE: Interests = operation(0);
+    pub const WRITE: Interests = operation(1);
+    pub const RELEASE: Interests = operation(2);
+    pub const READ: Interests = operation(3);
+    pub const INCREMENT: Interests = operation(4);
+    pub const LEASE_LOST: Interests = operation(5);
+    pub const EXIT: Interests = operation(6);
+    pub const NEMESIS: Interests = operation(7);
+    /// The `info` of every operation.
+    pub const ANY_INFO: Interests = Interests(0x8888_8888);
+    pub const ALL: Interests = Interests(u32::MAX);
+    pub const NONE: Interests = Interests(0);
 
-    /// The bits an event carries.
+    /// The bit an event carries.
+    #[inline]
     pub fn of(e: &EventRef<'_>) -> Interests {
-        let f = match e.f {
-            F::Acquire => Self::ACQUIRE,
-            F::Write => Self::WRITE,
-            F::Release => Self::RELEASE,
-            F::Read => Self::READ,
-            F::Increment => Self::INCREMENT,
-            F::LeaseLost => Self::LEASE_LOST,
-            F::Exit => Self::EXIT,
-            F::Start(_) | F::Stop(_) => Self::NEMESIS,
+        let op = match e.f {
+            F::Acquire => 0,
+            F::Write => 1,
+            F::Release => 2,
+            F::Read => 3,
+            F::Increment => 4,
+            F::LeaseLost => 5,
+            F::Exit => 6,
+            F::Start(_) | F::Stop(_) => 7,
         };
-        if e.kind == OpType::Info {
-            f | Self::ANY_INFO
-        } else {
-            f
-        }
+        Interests(1 << (4 * op + type_bit(e.kind)))
+    }
+
+    /// These operations, of one type only (`Interests::ACQUIRE.only(OpType::Ok)`).
+    pub const fn only(self, kind: OpType) -> Interests {
+        Interests(self.0 & (0x1111_1111 << type_bit(kind)))
     }
 
     pub fn meets(self, other: Interests) -> bool {

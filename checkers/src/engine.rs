@@ -28,6 +28,7 @@ pub struct Engine {
     slots: Vec<Slot>,
     /// For each shape of event ([`route`]), the slots whose interests it meets, in order: the
     /// engine visits only those (most events interest three or four of the eight checkers).
+    /// A stopped checker (it panicked) is taken out of every route.
     routes: [Vec<usize>; ROUTES],
     /// Shared derived state, updated after every checker saw the event.
     holds: HoldBook,
@@ -55,23 +56,24 @@ impl std::fmt::Debug for Engine {
     }
 }
 
-/// Event shapes: one of the eight operation bits of [`Interests`], each with and without `info`.
-const ROUTES: usize = 16;
+/// Event shapes: one per bit of [`Interests`] (operation × type).
+const ROUTES: usize = 32;
 
-/// The route of an event's interest bits: its operation bit's position, doubled, plus one for
-/// `info`.
-fn route(bits: Interests) -> usize {
-    let op = (bits.0 & 0xff).trailing_zeros() as usize % 8;
-    op * 2 + usize::from(bits.meets(Interests::ANY_INFO))
+/// The route of an event's interest bit.
+fn route(bit: Interests) -> usize {
+    bit.0.trailing_zeros() as usize % ROUTES
 }
 
-/// The interest bits of a route (the inverse of [`route`]).
+/// The interest bit of a route (the inverse of [`route`]).
 fn route_bits(r: usize) -> Interests {
-    let op = Interests(1 << (r / 2));
-    if r % 2 == 1 {
-        op | Interests::ANY_INFO
-    } else {
-        op
+    Interests(1 << r)
+}
+
+/// Stops one checker for good: it is unknown with `why`, and no route visits it again.
+fn stop(slots: &mut [Slot], routes: &mut [Vec<usize>; ROUTES], slot: usize, why: String) {
+    slots[slot].panicked = Some(why);
+    for r in routes {
+        r.retain(|&i| i != slot);
     }
 }
 
@@ -134,20 +136,29 @@ impl Engine {
             locks: &self.locks,
             acquired: acquired.as_ref(),
         };
-        for &i in &self.routes[route] {
-            let slot = &mut self.slots[i];
-            if slot.panicked.is_some() {
-                continue;
-            }
-            let (c, out) = (&mut slot.checker, &mut slot.findings);
-            if let Err(p) = catch_unwind(AssertUnwindSafe(|| c.event(e, &cx, out))) {
-                slot.panicked = Some(format!(
-                    "{} checker panicked at history index {}: {}",
-                    slot.findings.kind,
-                    e.index,
-                    panic_message(&*p)
-                ));
-            }
+        // One unwind guard for the whole route, not one per checker: `at` says which checker
+        // was running when a panic came, and the route resumes after it.
+        let mut at = 0;
+        while at < self.routes[route].len() {
+            let (slots, list) = (&mut self.slots, &self.routes[route]);
+            let ran = catch_unwind(AssertUnwindSafe(|| {
+                while let Some(&i) = list.get(at) {
+                    let slot = &mut slots[i];
+                    slot.checker.event(e, &cx, &mut slot.findings);
+                    at += 1;
+                }
+            }));
+            let Err(p) = ran else {
+                break;
+            };
+            let i = self.routes[route][at];
+            let why = format!(
+                "{} checker panicked at history index {}: {}",
+                self.slots[i].findings.kind,
+                e.index,
+                panic_message(&*p)
+            );
+            stop(&mut self.slots, &mut self.routes, i, why);
         }
         if self.shared_broken {
             return;
@@ -200,32 +211,31 @@ impl Engine {
     fn break_shared(&mut self, index: u64, p: &(dyn std::any::Any + Send)) {
         self.shared_broken = true;
         let why = panic_message(p);
-        for slot in self
-            .slots
-            .iter_mut()
-            .filter(|s| s.shared && s.panicked.is_none())
-        {
-            slot.panicked = Some(format!(
-                "the shared hold book panicked at history index {index}: {why}"
-            ));
+        for i in 0..self.slots.len() {
+            if self.slots[i].shared && self.slots[i].panicked.is_none() {
+                let why = format!("the shared hold book panicked at history index {index}: {why}");
+                stop(&mut self.slots, &mut self.routes, i, why);
+            }
         }
     }
 
     /// Feeds one resource-log entry (after the whole history).
     pub fn resource(&mut self, r: &ResourceRef<'_>) {
         self.resource_entries += 1;
-        for slot in &mut self.slots {
+        for i in 0..self.slots.len() {
+            let slot = &mut self.slots[i];
             if slot.panicked.is_some() {
                 continue;
             }
             let (c, out) = (&mut slot.checker, &mut slot.findings);
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| c.resource(r, out))) {
-                slot.panicked = Some(format!(
+                let why = format!(
                     "{} checker panicked at resource seq {}: {}",
                     slot.findings.kind,
                     r.seq,
                     panic_message(&*p)
-                ));
+                );
+                stop(&mut self.slots, &mut self.routes, i, why);
             }
         }
     }
@@ -359,7 +369,7 @@ mod tests {
             .iter()
             .map(|e| route(Interests::of(&e.as_ref())))
             .collect();
-        assert_eq!(routes, vec![0, 3, 4]);
+        assert_eq!(routes, vec![0, 7, 9]);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
-use results::{AnomalyKind, EventRef, Evidence};
+use results::{AnomalyKind, EventRef, Evidence, OpType};
 use serde_json::json;
 
 /// See the module doc.
@@ -20,7 +20,8 @@ impl Checker for ConcurrentHolders {
     }
 
     fn interests(&self) -> Interests {
-        Interests::ACQUIRE
+        // Only a completed acquisition (`cx.acquired`) is judged.
+        Interests::ACQUIRE.only(OpType::Ok)
     }
 
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {

@@ -57,7 +57,8 @@ impl Checker for DuplicateToken {
     }
 
     fn interests(&self) -> Interests {
-        Interests::ACQUIRE | Interests::EXIT | Interests::ANY_INFO
+        // An `info` ends a pending acquire only when it is the acquire's own.
+        Interests::ACQUIRE | Interests::EXIT
     }
 
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {

@@ -145,6 +145,9 @@ impl Checker for StuckLock {
     }
 
     fn interests(&self) -> Interests {
+        if self.ttl.is_none() {
+            return Interests::NONE; // nothing to judge without a ttl
+        }
         Interests::ACQUIRE
             | Interests::RELEASE
             | Interests::LEASE_LOST
