@@ -149,6 +149,11 @@ impl LockTokens {
 
     /// Drops completions no pending acquisition can still conflict with.
     fn prune(&mut self) {
+        if self.window.is_empty() {
+            // Nothing to drop; only the order flag resets once nothing is pending.
+            self.unsorted &= !self.pending.is_empty();
+            return;
+        }
         match self.pending.iter().map(|(_, i, _)| *i).min() {
             None => {
                 self.window.clear();
@@ -166,7 +171,7 @@ impl LockTokens {
 
 impl DuplicateToken {
     fn acquire(&mut self, p: u32, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
-        let Some((lock, name)) = cx.lock_named() else {
+        let Some(lock) = cx.lock else {
             return;
         };
         let l = self.locks.at(lock);
@@ -187,18 +192,22 @@ impl DuplicateToken {
                 };
                 self.with_token += 1;
                 let sequential = snap.filter(|x| x.fence() == t && !x.same_as(now));
-                let concurrent = || {
-                    let after = match l.unsorted {
-                        false => l.window.partition_point(|x| x.index <= invoked),
-                        true => 0,
-                    };
-                    l.window
-                        .range(after..)
-                        .find(|x| x.index > invoked && x.fence() == t && !x.same_as(now))
-                        .cloned()
+                let conflicts = |x: &&Hold| x.index > invoked && x.fence() == t && !x.same_as(now);
+                // The earliest conflict: in index order the completions after the invoke are a
+                // suffix (a few entries), searched from the back.
+                let concurrent = || match l.unsorted {
+                    false => l
+                        .window
+                        .iter()
+                        .rev()
+                        .take_while(|x| x.index > invoked)
+                        .filter(conflicts)
+                        .last()
+                        .cloned(),
+                    true => l.window.iter().find(conflicts).cloned(),
                 };
                 if let Some(x) = sequential.or_else(concurrent) {
-                    report(name, &x, now, out);
+                    report(cx.locks.name(lock), &x, now, out);
                 }
                 if l.max.as_ref().is_none_or(|m| t > m.fence()) {
                     l.max = Some(now.clone());
