@@ -90,9 +90,16 @@ impl<V: Default> PerLock<V> {
     pub fn at(&mut self, lock: LockId) -> &mut V {
         let i = lock.index();
         if i >= self.0.len() {
-            self.0.resize_with(i + 1, V::default);
+            self.grow(i);
         }
         &mut self.0[i]
+    }
+
+    /// Room for lock `i` (once per lock: kept out of the inlined path).
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, i: usize) {
+        self.0.resize_with(i + 1, V::default);
     }
 
     /// Every lock's state, in id order (the order the names were first seen).

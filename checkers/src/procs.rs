@@ -89,12 +89,20 @@ impl<V> PerProcess<V> {
             .chain(self.sparse.values())
     }
 
+    #[inline]
     fn slot(&mut self, p: u32) -> &mut Option<V> {
         let i = p as usize;
         if i >= self.dense.len() {
-            self.dense.resize_with(i + 1, || None);
+            self.grow(i);
         }
         &mut self.dense[i]
+    }
+
+    /// Room for slot `i` (once per process: kept out of the inlined path).
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, i: usize) {
+        self.dense.resize_with(i + 1, || None);
     }
 }
 
