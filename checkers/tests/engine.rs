@@ -71,6 +71,69 @@ fn invalid_wins_over_a_panicking_checker() {
     assert_eq!(v.unknown_reasons.len(), 1);
 }
 
+/// Records the index of every event it is given; panics at `panic_at` when set.
+struct Sees {
+    seen: std::rc::Rc<std::cell::RefCell<Vec<u64>>>,
+    panic_at: Option<u64>,
+}
+impl Checker for Sees {
+    fn kind(&self) -> AnomalyKind {
+        AnomalyKind::LostUpdate
+    }
+    fn event(&mut self, e: &EventRef<'_>, _cx: &Context<'_>, _out: &mut Findings) {
+        self.seen.borrow_mut().push(e.index);
+        assert!(self.panic_at != Some(e.index), "planted at {}", e.index);
+    }
+    fn finish(&mut self, _end: &End, _out: &mut Findings) -> Outcome {
+        Outcome::Checked
+    }
+}
+
+#[test]
+fn a_checker_that_panics_mid_event_is_not_called_again_and_the_rest_see_every_event() {
+    let h = history([
+        invoke(1, Read).key("c"),
+        ok(1, Read).key("c").int(0),
+        invoke(2, Read).key("c"),
+        ok(2, Read).key("c").int(0),
+    ]);
+    let logs: Vec<_> = (0..3).map(|_| std::rc::Rc::default()).collect();
+    let sees = |i: usize, panic_at| {
+        Box::new(Sees {
+            seen: std::rc::Rc::clone(&logs[i]),
+            panic_at,
+        }) as Box<dyn Checker>
+    };
+    // The middle one of three panics at index 1: the one after it still sees index 1.
+    let v = run_with(vec![sees(0, None), sees(1, Some(1)), sees(2, None)], &h);
+    let seen = |i: usize| logs[i].borrow().clone();
+    assert_eq!(seen(0), vec![0, 1, 2, 3]);
+    assert_eq!(seen(1), vec![0, 1]);
+    assert_eq!(seen(2), vec![0, 1, 2, 3]);
+    assert_eq!(v.valid, Validity::Unknown);
+    assert_eq!(v.unknown_reasons.len(), 1, "{:?}", v.unknown_reasons);
+    assert!(v.unknown_reasons[0].contains("panicked at history index 1: planted at 1"));
+}
+
+#[test]
+fn indices_out_of_file_order_are_counted_and_the_first_is_named() {
+    let mut h = history([
+        invoke(1, Read).key("c"),
+        ok(1, Read).key("c").int(0),
+        invoke(2, Read).key("c"),
+        ok(2, Read).key("c").int(0),
+    ]);
+    let v = run_with(vec![], &h);
+    assert!(!v.stats.contains_key("indices_out_of_order"));
+    for (e, i) in h.iter_mut().zip([0, 5, 3, 3]) {
+        e.index = i;
+    }
+    let v = run_with(vec![], &h);
+    let d = &v.stats["indices_out_of_order"];
+    assert_eq!(d["count"], 2);
+    assert_eq!(d["first"], "index 3 after index 5");
+}
+
 #[test]
 fn an_empty_history_is_unknown() {
     let v = verdict(&[], &[]);

@@ -92,6 +92,25 @@ fn an_unfenced_run_is_invalid_with_evidence_in_results_json() {
     assert_eq!(written["anomalies"][0]["highest_before"], 2);
 }
 
+#[test]
+fn a_history_whose_indices_go_backwards_is_judged_with_a_warning() {
+    let dir = training_dir("reordered", true);
+    let (mut h, _) = training_timeline(true);
+    h.swap(2, 3); // two lines swapped by hand: index 3 comes before index 2
+    std::fs::write(dir.join("history.jsonl"), jsonl(&h)).unwrap();
+    let (_, out, err) = check(&dir);
+    assert!(
+        out.contains(
+            "warning: the history's indices go backwards or repeat at 1 events \
+             (first: index 2 after index 3)"
+        ),
+        "{out}{err}"
+    );
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(written["stats"]["indices_out_of_order"]["count"], 1);
+}
+
 fn with_history(name: &str, history: &str) -> (u8, String, String) {
     let dir = training_dir(name, true);
     std::fs::write(dir.join("history.jsonl"), history).unwrap();

@@ -130,6 +130,15 @@ pub fn summary_table(v: &Verdict, show: usize) -> String {
     for r in &v.unknown_reasons {
         let _ = writeln!(s, "unknown: {r}");
     }
+    if let Some(d) = v.stats.get("indices_out_of_order") {
+        let _ = writeln!(
+            s,
+            "warning: the history's indices go backwards or repeat at {} events (first: {}): \
+             the file was edited or merged, and the checkers judged it in file order",
+            d["count"],
+            d["first"].as_str().unwrap_or("-")
+        );
+    }
     for a in v.anomalies.iter().take(show) {
         let _ = writeln!(s, "- {}: {}", a.kind, a.summary);
         let _ = writeln!(s, "    next: {}", a.diagnosis.next_action);
