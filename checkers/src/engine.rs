@@ -44,12 +44,6 @@ pub struct Engine {
     events: u64,
     resource_entries: u64,
     last_time: Option<u64>,
-    /// The index of the event before, and the events whose index was not above it (a
-    /// recorder writes 0, 1, 2, ...; anything else was edited or merged by hand), with the
-    /// first such pair.
-    last_index: Option<u64>,
-    disordered: u64,
-    first_disorder: Option<(u64, u64)>,
     resource_log: ResourceLog,
 }
 
@@ -126,9 +120,6 @@ impl Engine {
             events: 0,
             resource_entries: 0,
             last_time: None,
-            last_index: None,
-            disordered: 0,
-            first_disorder: None,
             resource_log: ResourceLog::Present,
         }
     }
@@ -137,11 +128,6 @@ impl Engine {
     pub fn event(&mut self, e: &EventRef<'_>) {
         self.events += 1;
         self.last_time = Some(self.last_time.map_or(e.time, |t| t.max(e.time)));
-        if let Some(before) = self.last_index.filter(|&b| e.index <= b) {
-            self.disordered += 1;
-            self.first_disorder.get_or_insert((before, e.index));
-        }
-        self.last_index = Some(e.index);
         let route = route(Interests::of(e));
         let (lock, acquired) = self.derive(e);
         let cx = Context {
@@ -279,17 +265,6 @@ impl Engine {
             verdict
                 .unknown_reasons
                 .push("the history is empty: nothing was recorded".into());
-        }
-        // Not a reason for unknown: the checkers judge file order, and a hand-merged file may
-        // be meant that way. It is said, so a surprising finding can be traced to it.
-        if let Some((before, index)) = self.first_disorder {
-            verdict.stats.insert(
-                "indices_out_of_order".into(),
-                json!({
-                    "count": self.disordered,
-                    "first": format!("index {index} after index {before}"),
-                }),
-            );
         }
         for slot in &mut self.slots {
             let kind = slot.findings.kind;

@@ -116,25 +116,6 @@ fn a_checker_that_panics_mid_event_is_not_called_again_and_the_rest_see_every_ev
 }
 
 #[test]
-fn indices_out_of_file_order_are_counted_and_the_first_is_named() {
-    let mut h = history([
-        invoke(1, Read).key("c"),
-        ok(1, Read).key("c").int(0),
-        invoke(2, Read).key("c"),
-        ok(2, Read).key("c").int(0),
-    ]);
-    let v = run_with(vec![], &h);
-    assert!(!v.stats.contains_key("indices_out_of_order"));
-    for (e, i) in h.iter_mut().zip([0, 5, 3, 3]) {
-        e.index = i;
-    }
-    let v = run_with(vec![], &h);
-    let d = &v.stats["indices_out_of_order"];
-    assert_eq!(d["count"], 2);
-    assert_eq!(d["first"], "index 3 after index 5");
-}
-
-#[test]
 fn an_empty_history_is_unknown() {
     let v = verdict(&[], &[]);
     assert_eq!(v.valid, Validity::Unknown);

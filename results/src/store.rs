@@ -262,8 +262,16 @@ pub fn cut_short(text: &str) -> bool {
 
 /// Streams `history.jsonl`, calling `each` with every event in file order.
 pub fn stream_history(path: &Path, mut each: impl FnMut(&EventRef<'_>)) -> Result<u64, StoreError> {
-    for_each_line(path, |_, line| {
-        each(&EventRef::parse(line)?);
+    stream_history_lines(path, |_, e| each(e))
+}
+
+/// [`stream_history`], with each event's line number (from 1; blank lines are counted).
+pub fn stream_history_lines(
+    path: &Path,
+    mut each: impl FnMut(u64, &EventRef<'_>),
+) -> Result<u64, StoreError> {
+    for_each_line(path, |line_no, line| {
+        each(line_no, &EventRef::parse(line)?);
         Ok(())
     })
 }

@@ -11,7 +11,7 @@
 use anyhow::Context;
 use checkers::Engine;
 use results::layout::{HISTORY, RESOURCE_LOG, RESULTS, TEST_YAML};
-use results::store::{stream_history, stream_resource_log, CheckConfig, StoreError};
+use results::store::{stream_history_lines, stream_resource_log, CheckConfig, StoreError};
 use results::{Validity, Verdict};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -62,7 +62,11 @@ pub fn check_run_dir(dir: &Path) -> anyhow::Result<Verdict> {
         }
         other => other.map(drop),
     };
-    tolerate_torn(stream_history(&history, |e| engine.event(e)))?;
+    let mut order = IndexOrder::default();
+    tolerate_torn(stream_history_lines(&history, |line, e| {
+        order.see(line, e.index);
+        engine.event(e)
+    }))?;
     let resource = dir.join(RESOURCE_LOG);
     if resource.is_file() {
         tolerate_torn(stream_resource_log(&resource, |r| engine.resource(r)))?;
@@ -73,7 +77,44 @@ pub fn check_run_dir(dir: &Path) -> anyhow::Result<Verdict> {
     for why in torn {
         verdict.unknown_because(why);
     }
+    order.note(&history, &mut verdict);
     Ok(verdict)
+}
+
+/// Whether the history's indices rise line by line, as a recorder writes them (0, 1, 2, ...).
+/// A file edited or merged by hand may not; the checkers then judge it in file order, which
+/// is said in the stats (and by [`summary_table`]) so a surprising finding can be traced to it.
+#[derive(Debug, Default)]
+struct IndexOrder {
+    last: Option<u64>,
+    count: u64,
+    /// (line, index, the index before it) of the first line out of order.
+    first: Option<(u64, u64, u64)>,
+}
+
+impl IndexOrder {
+    fn see(&mut self, line: u64, index: u64) {
+        if let Some(before) = self.last.filter(|&b| index <= b) {
+            self.count += 1;
+            self.first.get_or_insert((line, index, before));
+        }
+        self.last = Some(index);
+    }
+
+    fn note(&self, history: &Path, verdict: &mut Verdict) {
+        if let Some((line, index, before)) = self.first {
+            verdict.stats.insert(
+                "indices_out_of_order".into(),
+                serde_json::json!({
+                    "count": self.count,
+                    "first": format!(
+                        "{}:{line}: index {index} after index {before}",
+                        history.display()
+                    ),
+                }),
+            );
+        }
+    }
 }
 
 /// Writes `results.json` through a temporary file, so a reader never sees half of it. The
