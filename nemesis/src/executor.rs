@@ -73,6 +73,8 @@ pub struct Nemesis<'a, C, T> {
     history: &'a HistoryWriter,
     clock: RunClock,
     state: Mutex<State>,
+    /// The end of the run's fault window, if the caller gave it ([`Nemesis::ending_at`]).
+    end: Option<Duration>,
 }
 
 impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
@@ -88,7 +90,16 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
             history,
             clock,
             state: Mutex::new(State::default()),
+            end: None,
         }
+    }
+
+    /// The end of the run's fault window (the time limit, counted like the plan's times): a
+    /// holder fault that waited for its holder and is the plan's last step is lengthened up to
+    /// it, never into the recovery time after it.
+    pub fn ending_at(mut self, end: Duration) -> Self {
+        self.end = Some(end);
+        self
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -129,7 +140,8 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
         let mut late: BTreeMap<usize, Duration> = BTreeMap::new();
         for (k, &(at, what, i)) in agenda.iter().enumerate() {
             tokio::time::sleep_until(origin + at).await;
-            let next = agenda.get(k + 1).map(|n| n.0);
+            // The plan's next event, or after its last one, the end of the fault window.
+            let next = agenda.get(k + 1).map(|n| n.0).or(self.end);
             if what == 1 {
                 // A holder fault may wait for a holder, but never past the plan's next event.
                 let step = &plan.steps[i];

@@ -177,13 +177,17 @@ async fn holder_appears_after(
     ms: u64,
     name: &str,
     timeline: &str,
+    end: Option<Duration>,
 ) -> (FakeControl, PathBuf, nemesis::Summary) {
     let (writer, path) = history(name);
     let (control, topo) = (FakeControl::new(), StaticTopology::new(2, 3));
     *topo.holder.lock().unwrap() = None;
     let plan = plan(timeline, "etcd");
     let summary = {
-        let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+        let mut nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+        if let Some(end) = end {
+            nemesis = nemesis.ending_at(end);
+        }
         let acquire_later = async {
             tokio::time::sleep(Duration::from_millis(ms)).await;
             *topo.holder.lock().unwrap() = Some("worker-2".into());
@@ -200,7 +204,7 @@ async fn holder_appears_after(
 #[tokio::test]
 async fn a_holder_fault_waits_for_the_next_holder_instead_of_skipping() {
     let (control, path, summary) =
-        holder_appears_after(60, "wait-holder", "- at 0s pause-holder for 400ms\n").await;
+        holder_appears_after(60, "wait-holder", "- at 0s pause-holder for 400ms\n", None).await;
     assert_eq!((summary.started, summary.skipped), (1, 0));
     assert_eq!(
         control.calls()[..2],
@@ -224,6 +228,7 @@ async fn a_late_holder_fault_is_lengthened_only_up_to_the_next_step() {
         100,
         "late-bounded",
         "- at 0s pause-holder for 200ms\n- at 250ms pause-leader for 50ms\n",
+        None,
     )
     .await;
     assert_eq!((summary.started, summary.skipped), (2, 0));
@@ -241,6 +246,27 @@ async fn a_late_holder_fault_is_lengthened_only_up_to_the_next_step() {
     // Planned to stop at 200 ms; it started about 100 ms late, so it stops at the next step
     // (250 ms), not at 300 ms.
     assert!(ev[1].time >= 245_000_000, "stopped at {} ns", ev[1].time);
+}
+
+#[tokio::test]
+async fn a_late_last_holder_fault_is_not_lengthened_past_the_end_of_the_fault_window() {
+    // The run's fault window ends at 450 ms; the pause, planned for 0–400 ms, starts about
+    // 200 ms late: it keeps running to 450 ms, not to 600 ms (that is the recovery time).
+    let (_, path, summary) = holder_appears_after(
+        200,
+        "late-last",
+        "- at 0s pause-holder for 400ms\n",
+        Some(Duration::from_millis(450)),
+    )
+    .await;
+    assert_eq!((summary.started, summary.skipped), (1, 0));
+    let ev = events(&path);
+    assert_eq!(ev[1].f, F::Stop("pause-holder".into()));
+    let stopped = ev[1].time;
+    assert!(
+        (440_000_000..560_000_000).contains(&stopped),
+        "stopped at {stopped} ns"
+    );
 }
 
 #[tokio::test]

@@ -179,7 +179,8 @@ async fn run_in(
         names.extend(targets(env, store.nodes.iter()));
     }
     let control = DockerControl::new(env.docker().clone(), env.network(), names, restart.clone());
-    let nemesis = Nemesis::new(&control, &topology, &history, clock);
+    let nemesis =
+        Nemesis::new(&control, &topology, &history, clock).ending_at(plan.time_limit.get());
 
     progress.phase("workload");
     let limit = plan.time_limit.get();
