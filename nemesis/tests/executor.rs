@@ -224,8 +224,9 @@ async fn a_holder_fault_waits_for_the_next_holder_instead_of_skipping() {
 
 #[tokio::test]
 async fn a_late_holder_fault_is_lengthened_only_up_to_the_next_step() {
+    // The holder appears at 60 ms, well before the wait gives up (100 ms).
     let (_, path, summary) = holder_appears_after(
-        100,
+        60,
         "late-bounded",
         "- at 0s pause-holder for 200ms\n- at 250ms pause-leader for 50ms\n",
         None,
@@ -243,20 +244,21 @@ async fn a_late_holder_fault_is_lengthened_only_up_to_the_next_step() {
         ],
         "the lengthened pause still ends before the next step"
     );
-    // Planned to stop at 200 ms; it started about 100 ms late, so it stops at the next step
-    // (250 ms), not at 300 ms.
+    // Planned to stop at 200 ms; it started 60–80 ms late, so it stops at the next step
+    // (250 ms), not at 260–280 ms.
     assert!(ev[1].time >= 245_000_000, "stopped at {} ns", ev[1].time);
 }
 
 #[tokio::test]
 async fn a_late_last_holder_fault_is_not_lengthened_past_the_end_of_the_fault_window() {
-    // The run's fault window ends at 450 ms; the pause, planned for 0–400 ms, starts about
-    // 200 ms late: it keeps running to 450 ms, not to 600 ms (that is the recovery time).
+    // The run's fault window ends at 650 ms; the pause, planned for 0–600 ms, starts about
+    // 200 ms late (it may wait up to 300 ms): it runs to 650 ms, not to 800 ms (that is the
+    // recovery time).
     let (_, path, summary) = holder_appears_after(
         200,
         "late-last",
-        "- at 0s pause-holder for 400ms\n",
-        Some(Duration::from_millis(450)),
+        "- at 0s pause-holder for 600ms\n",
+        Some(Duration::from_millis(650)),
     )
     .await;
     assert_eq!((summary.started, summary.skipped), (1, 0));
@@ -264,7 +266,7 @@ async fn a_late_last_holder_fault_is_not_lengthened_past_the_end_of_the_fault_wi
     assert_eq!(ev[1].f, F::Stop("pause-holder".into()));
     let stopped = ev[1].time;
     assert!(
-        (440_000_000..560_000_000).contains(&stopped),
+        (640_000_000..760_000_000).contains(&stopped),
         "stopped at {stopped} ns"
     );
 }

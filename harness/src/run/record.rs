@@ -185,13 +185,17 @@ async fn run_in(
     progress.phase("workload");
     let limit = plan.time_limit.get();
     let until = limit + plan.recovery.get();
+    // The workload and the fault plan start together, now: the plan's times (and its end, the
+    // time limit) count from this moment, so the workload's end does too. Counted from the
+    // clock's start instead, the containers' start-up time came out of the recovery time.
+    let started = clock.now();
     let spec = WorkloadSpec {
         lock: plan.lock.clone(),
         key: "k0".into(),
         work: plan.work.get() / 2..=plan.work.get() * 3 / 2,
         writes_per_hold: plan.writes_per_hold,
         between: Duration::ZERO..=plan.ttl.get() / 10,
-        until_ns: until.as_nanos() as u64,
+        until_ns: started + until.as_nanos() as u64,
         seed: plan.seed,
     };
     let alloc = ProcessAllocator::new(deployment.workers.len() as u32);
@@ -212,7 +216,7 @@ async fn run_in(
     let ticker = async {
         loop {
             tokio::time::sleep(Duration::from_millis(250)).await;
-            let elapsed = Duration::from_nanos(clock.now());
+            let elapsed = Duration::from_nanos(clock.now().saturating_sub(started));
             progress.workload(elapsed, until, live.ops(), &live.faults());
         }
     };
