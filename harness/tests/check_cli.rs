@@ -95,18 +95,41 @@ fn an_unfenced_run_is_invalid_with_evidence_in_results_json() {
 #[test]
 fn a_history_whose_indices_go_backwards_is_judged_with_a_warning() {
     let dir = training_dir("reordered", true);
-    let (mut h, _) = training_timeline(true);
-    h.swap(2, 3); // two lines swapped by hand: index 3 comes before index 2
-    std::fs::write(dir.join("history.jsonl"), jsonl(&h)).unwrap();
-    let (_, out, err) = check(&dir);
+    let (h, _) = training_timeline(true);
+    let line = |i: usize| serde_json::to_string(&h[i]).unwrap();
+    let write = |lines: Vec<String>| {
+        std::fs::write(dir.join("history.jsonl"), lines.join("\n") + "\n").unwrap();
+        let (_, out, err) = check(&dir);
+        let written: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap())
+                .unwrap();
+        (out + &err, written["stats"]["indices_out_of_order"].clone())
+    };
+    // In order: nothing said.
+    let (out, stat) = write((0..h.len()).map(line).collect());
+    assert!(!out.contains("warning"), "{out}");
+    assert!(stat.is_null(), "{stat}");
+    // A blank line (counted), then two lines swapped by hand: the first is line 5.
+    let mut lines: Vec<String> = (0..h.len()).map(line).collect();
+    lines.swap(2, 3);
+    lines.insert(1, String::new());
+    let (out, stat) = write(lines.clone());
     assert!(
-        out.contains("warning: the history's indices go backwards or repeat at 1 events")
-            && out.contains("history.jsonl:4: index 2 after index 3)"),
-        "{out}{err}"
+        out.contains(
+            "warning: the history's indices go backwards or repeat at 1 event \
+             (first: line 5, index 2 after index 3)"
+        ),
+        "{out}"
     );
-    let written: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
-    assert_eq!(written["stats"]["indices_out_of_order"]["count"], 1);
+    assert_eq!(
+        stat,
+        serde_json::json!({"count": 1, "line": 5, "index": 2, "after": 3})
+    );
+    // And a repeated line: two events.
+    lines.push(lines.last().unwrap().clone());
+    let (out, stat) = write(lines);
+    assert!(out.contains("repeat at 2 events (first: line 5,"), "{out}");
+    assert_eq!(stat["count"], 2);
 }
 
 fn with_history(name: &str, history: &str) -> (u8, String, String) {

@@ -5,8 +5,8 @@
 //! the message names the file and line). A last line cut off mid-write (a killed writer) is not
 //! malformed input: everything before it is judged and the verdict is at best unknown.
 //!
-//! `run` calls [`check_run_dir`] and [`summary_table`] too, so a live run and a re-check judge
-//! and print the same way.
+//! `run` calls [`check_run_dir`] too, so a live run and a re-check judge the same way (an
+//! interrupted run also prints [`summary_table`]).
 
 use anyhow::Context;
 use checkers::Engine;
@@ -77,7 +77,7 @@ pub fn check_run_dir(dir: &Path) -> anyhow::Result<Verdict> {
     for why in torn {
         verdict.unknown_because(why);
     }
-    order.note(&history, &mut verdict);
+    order.note(&mut verdict);
     Ok(verdict)
 }
 
@@ -101,16 +101,15 @@ impl IndexOrder {
         self.last = Some(index);
     }
 
-    fn note(&self, history: &Path, verdict: &mut Verdict) {
-        if let Some((line, index, before)) = self.first {
+    fn note(&self, verdict: &mut Verdict) {
+        if let Some((line, index, after)) = self.first {
             verdict.stats.insert(
                 "indices_out_of_order".into(),
                 serde_json::json!({
                     "count": self.count,
-                    "first": format!(
-                        "{}:{line}: index {index} after index {before}",
-                        history.display()
-                    ),
+                    "line": line,
+                    "index": index,
+                    "after": after,
                 }),
             );
         }
@@ -172,12 +171,16 @@ pub fn summary_table(v: &Verdict, show: usize) -> String {
         let _ = writeln!(s, "unknown: {r}");
     }
     if let Some(d) = v.stats.get("indices_out_of_order") {
+        let n = d["count"].as_u64().unwrap_or(0);
         let _ = writeln!(
             s,
-            "warning: the history's indices go backwards or repeat at {} events (first: {}): \
-             the file was edited or merged, and the checkers judged it in file order",
-            d["count"],
-            d["first"].as_str().unwrap_or("-")
+            "warning: the history's indices go backwards or repeat at {n} {} (first: line {}, \
+             index {} after index {}): the file was edited or merged, and the checkers judged \
+             it in file order",
+            if n == 1 { "event" } else { "events" },
+            d["line"],
+            d["index"],
+            d["after"]
         );
     }
     for a in v.anomalies.iter().take(show) {
