@@ -16,10 +16,8 @@
 //! engine resolves each event's lock once ([`HoldBook::lock_of`]) and passes it in.
 
 use crate::locks::{LockId, PerLock};
-use crate::name::{opt_name, Name};
 use crate::procs::PerProcess;
 use results::{EventRef, OpType, Process, F};
-use std::collections::VecDeque;
 use std::rc::Rc;
 
 /// One completed acquisition: a worker's acquire `ok` whose lock is known. The engine makes it
@@ -29,12 +27,16 @@ use std::rc::Rc;
 pub struct Acquisition {
     pub process: u32,
     pub lock: LockId,
-    pub owner: Option<Name>,
-    pub lease: Option<Name>,
     pub token: Option<u64>,
     /// History index and time of the acquire `ok`.
     pub index: u64,
     pub time: u64,
+    /// The owner, then the lease, back to back in one buffer that a reused record keeps (see
+    /// [`Recycler`]): filling it is two copies into memory already there.
+    names: String,
+    /// The owner's length in `names`, if the event had one.
+    owner_len: Option<u32>,
+    has_lease: bool,
 }
 
 /// One certain hold: the acquisition that opened it.
@@ -46,7 +48,9 @@ pub type Hold = Rc<Acquisition>;
 /// and reuses the oldest when it is the only one left holding it.
 #[derive(Debug, Default)]
 pub struct Recycler {
-    recent: VecDeque<Hold>,
+    /// The last records made, oldest at `next` once there are [`Recycler::KEPT`] of them.
+    recent: Vec<Hold>,
+    next: usize,
 }
 
 impl Recycler {
@@ -59,40 +63,75 @@ impl Recycler {
         else {
             return None;
         };
-        let a = Acquisition {
-            process,
-            lock,
-            owner: opt_name(e.owner.as_deref()),
-            lease: opt_name(e.lease.as_deref()),
-            token: e.token,
-            index: e.index,
-            time: e.time,
-        };
-        let hold = match self.recent.len() {
-            n if n < Self::KEPT => Rc::new(a),
-            _ => match self.recent.pop_front() {
-                Some(mut old) => match Rc::get_mut(&mut old) {
-                    Some(slot) => {
-                        *slot = a;
-                        old
-                    }
-                    None => Rc::new(a),
-                },
-                None => Rc::new(a),
-            },
-        };
-        self.recent.push_back(hold.clone());
-        Some(hold)
+        if self.recent.len() < Self::KEPT {
+            let hold = Rc::new(Acquisition::new(process, lock, e));
+            self.recent.push(hold.clone());
+            return Some(hold);
+        }
+        let oldest = &mut self.recent[self.next];
+        self.next = (self.next + 1) % Self::KEPT;
+        match Rc::get_mut(oldest) {
+            Some(a) => a.fill(process, lock, e),
+            None => *oldest = Rc::new(Acquisition::new(process, lock, e)),
+        }
+        Some(oldest.clone())
     }
 }
 
 impl Acquisition {
+    fn new(process: u32, lock: LockId, e: &EventRef<'_>) -> Acquisition {
+        let mut a = Acquisition {
+            process,
+            lock,
+            token: None,
+            index: 0,
+            time: 0,
+            names: String::new(),
+            owner_len: None,
+            has_lease: false,
+        };
+        a.fill(process, lock, e);
+        a
+    }
+
+    /// Makes this record the acquisition `e` completes, in place.
+    fn fill(&mut self, process: u32, lock: LockId, e: &EventRef<'_>) {
+        self.process = process;
+        self.lock = lock;
+        self.token = e.token;
+        self.index = e.index;
+        self.time = e.time;
+        self.names.clear();
+        self.owner_len = e.owner.as_deref().map(|o| {
+            self.names.push_str(o);
+            o.len() as u32
+        });
+        self.has_lease = match e.lease.as_deref() {
+            Some(l) => {
+                self.names.push_str(l);
+                true
+            }
+            None => false,
+        };
+    }
+
+    /// The owner the acquire `ok` named.
+    pub fn owner(&self) -> Option<&str> {
+        self.owner_len.map(|n| &self.names[..n as usize])
+    }
+
+    /// The lease the acquire `ok` named.
+    pub fn lease(&self) -> Option<&str> {
+        let start = self.owner_len.unwrap_or(0) as usize;
+        self.has_lease.then(|| &self.names[start..])
+    }
+
     /// Whether two completions are the same acquisition (same lease; without leases, same
     /// process and owner).
     pub fn same_as(&self, other: &Acquisition) -> bool {
-        match (&self.lease, &other.lease) {
+        match (self.lease(), other.lease()) {
             (Some(a), Some(b)) => a == b,
-            _ => self.process == other.process && self.owner == other.owner,
+            _ => self.process == other.process && self.owner() == other.owner(),
         }
     }
 

@@ -40,7 +40,7 @@ impl Checker for ConcurrentHolders {
                 "lock {lock} held by process {} (lease {}, token {}) since index {} when process \
                  {p} acquired it (lease {}, token {}) at index {}",
                 old.process,
-                old.lease.as_deref().unwrap_or("-"),
+                old.lease().unwrap_or("-"),
                 fmt_token(old.token),
                 old.index,
                 lease.unwrap_or("-"),
@@ -62,10 +62,10 @@ impl Checker for ConcurrentHolders {
                 .insert("other_process".into(), json!(old.process));
             evidence
                 .other
-                .insert("other_owner".into(), json!(old.owner));
+                .insert("other_owner".into(), json!(old.owner()));
             evidence
                 .other
-                .insert("other_lease".into(), json!(old.lease));
+                .insert("other_lease".into(), json!(old.lease()));
             evidence
                 .other
                 .insert("other_token".into(), json!(old.token));

@@ -11,7 +11,6 @@ use crate::diagnosis;
 use crate::holds::{Acquisition, Hold};
 use crate::kinds::concurrent_holders::fmt_token;
 use crate::locks::LockId;
-use crate::name::text;
 use crate::procs::PerProcess;
 use results::{AnomalyKind, EventRef, Evidence, OpResult, OpType, Process, F};
 use serde_json::json;
@@ -129,8 +128,8 @@ impl DoubleRelease {
         let evidence = |acq: &Acquisition| {
             let mut evidence = Evidence {
                 lock: Some(lock.to_string()),
-                owner: text(&acq.owner),
-                lease: text(&acq.lease),
+                owner: acq.owner().map(str::to_string),
+                lease: acq.lease().map(str::to_string),
                 token: acq.token,
                 result: Some(OpResult::Released.as_str().into()),
                 ..Default::default()
@@ -144,7 +143,7 @@ impl DoubleRelease {
             evidence.times = vec![acq.time, rel_time, e.time];
             let summary = format!(
                 "process {p} released lock {lock} (lease {}) twice: first at index {first}, again at index {}",
-                acq.lease.as_deref().unwrap_or("-"),
+                acq.lease().unwrap_or("-"),
                 e.index
             );
             let obs = format!(
@@ -165,25 +164,29 @@ impl DoubleRelease {
             evidence
                 .other
                 .insert("holder_process".into(), json!(h.process));
-            evidence.other.insert("holder_owner".into(), json!(h.owner));
-            evidence.other.insert("holder_lease".into(), json!(h.lease));
+            evidence
+                .other
+                .insert("holder_owner".into(), json!(h.owner()));
+            evidence
+                .other
+                .insert("holder_lease".into(), json!(h.lease()));
             evidence.other.insert("holder_token".into(), json!(h.token));
             let summary = format!(
                 "stale owner process {p} (lease {}, token {}) released lock {lock} at index {} while \
                  process {} held it (lease {}, token {}, acquired at index {})",
-                acq.lease.as_deref().unwrap_or("-"),
+                acq.lease().unwrap_or("-"),
                 fmt_token(acq.token),
                 e.index,
                 h.process,
-                h.lease.as_deref().unwrap_or("-"),
+                h.lease().unwrap_or("-"),
                 fmt_token(h.token),
                 h.index
             );
             let obs = format!(
                 "a release with the old handle {} returned released while lease {} was the \
                  current holder of {lock}",
-                acq.lease.as_deref().unwrap_or("-"),
-                h.lease.as_deref().unwrap_or("-"),
+                acq.lease().unwrap_or("-"),
+                h.lease().unwrap_or("-"),
             );
             out.push(summary, evidence, diagnosis::double_release_stale(obs));
         }

@@ -15,7 +15,7 @@ use crate::hashing::FastMap;
 use crate::holds::{Acquisition, Hold};
 use crate::kinds::token_regression::token_outcome;
 use crate::locks::PerLock;
-use crate::name::{text, Name};
+use crate::name::Name;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, ResourceRef, F};
 use serde_json::json;
 use std::collections::VecDeque;
@@ -232,16 +232,16 @@ fn report(lock: &str, x: &Acquisition, y: &Acquisition, out: &mut Findings) {
          (lease {}) at index {}",
         y.fence(),
         x.process,
-        x.lease.as_deref().unwrap_or("-"),
+        x.lease().unwrap_or("-"),
         x.index,
         y.process,
-        y.lease.as_deref().unwrap_or("-"),
+        y.lease().unwrap_or("-"),
         y.index
     );
     let mut evidence = Evidence {
         lock: Some(lock.to_string()),
-        owner: text(&y.owner),
-        lease: text(&y.lease),
+        owner: y.owner().map(str::to_string),
+        lease: y.lease().map(str::to_string),
         token: y.token,
         indices: vec![x.index, y.index],
         times: vec![x.time, y.time],
@@ -250,8 +250,12 @@ fn report(lock: &str, x: &Acquisition, y: &Acquisition, out: &mut Findings) {
     evidence
         .other
         .insert("other_process".into(), json!(x.process));
-    evidence.other.insert("other_owner".into(), json!(x.owner));
-    evidence.other.insert("other_lease".into(), json!(x.lease));
+    evidence
+        .other
+        .insert("other_owner".into(), json!(x.owner()));
+    evidence
+        .other
+        .insert("other_lease".into(), json!(x.lease()));
     let obs = format!(
         "two acquisitions of {lock} with different leases both hold token {}",
         y.fence()

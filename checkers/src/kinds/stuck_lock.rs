@@ -18,7 +18,7 @@ use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::hashing::FastSet;
 use crate::locks::{LockId, PerLock};
-use crate::name::Name;
+use crate::name::{opt_name, Name};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
 use std::time::Duration;
@@ -234,7 +234,7 @@ impl Checker for StuckLock {
                 let held: Vec<_> = cx
                     .holds
                     .held_by(p)
-                    .map(|h| (h.lock, (h.owner.clone(), h.lease.clone(), h.token)))
+                    .map(|h| (h.lock, (opt_name(h.owner()), opt_name(h.lease()), h.token)))
                     .collect();
                 for (lock, holder) in held {
                     let why = format!("holder process {p} exited at index {}", e.index);
