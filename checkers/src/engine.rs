@@ -4,6 +4,7 @@
 //! and named in the verdict; the run is then unknown rather than crashed.
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, ResourceLog};
+use crate::dispatch::{self, Dispatch};
 use crate::holds::{Hold, HoldBook, Recycler};
 use crate::locks::{LockId, LockNames};
 use results::store::CheckConfig;
@@ -18,7 +19,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 struct Slot {
     /// Whether the checker reads the shared state ([`Checker::uses_shared`]).
     shared: bool,
-    checker: Box<dyn Checker>,
+    checker: Dispatch,
     findings: Findings,
     panicked: Option<String>,
 }
@@ -88,12 +89,16 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 impl Engine {
     /// All eight checkers of DESIGN.md under this configuration.
     pub fn new(cfg: &CheckConfig) -> Engine {
-        Engine::with_checkers(cfg, crate::all_checkers(cfg))
+        Engine::with_dispatch(cfg, dispatch::standard(cfg))
     }
 
     /// A chosen set of checkers (tests use this to plant a panicking one).
     pub fn with_checkers(cfg: &CheckConfig, checkers: Vec<Box<dyn Checker>>) -> Engine {
-        let interests: Vec<Interests> = checkers.iter().map(|c| c.interests()).collect();
+        Engine::with_dispatch(cfg, checkers.into_iter().map(Dispatch::Other).collect())
+    }
+
+    fn with_dispatch(cfg: &CheckConfig, mut checkers: Vec<Dispatch>) -> Engine {
+        let interests: Vec<Interests> = checkers.iter_mut().map(|c| c.get().interests()).collect();
         let routes = std::array::from_fn(|r| {
             let bits = route_bits(r);
             (0..interests.len())
@@ -104,9 +109,9 @@ impl Engine {
             routes,
             slots: checkers
                 .into_iter()
-                .map(|checker| Slot {
-                    shared: checker.uses_shared(),
-                    findings: Findings::new(checker.kind()),
+                .map(|mut checker| Slot {
+                    shared: checker.get().uses_shared(),
+                    findings: Findings::new(checker.get().kind()),
                     checker,
                     panicked: None,
                 })
@@ -228,7 +233,7 @@ impl Engine {
             if slot.panicked.is_some() {
                 continue;
             }
-            let (c, out) = (&mut slot.checker, &mut slot.findings);
+            let (c, out) = (slot.checker.get(), &mut slot.findings);
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| c.resource(r, out))) {
                 let why = format!(
                     "{} checker panicked at resource seq {}: {}",
@@ -272,7 +277,7 @@ impl Engine {
             let outcome = match &slot.panicked {
                 Some(msg) => Outcome::Unknown(msg.clone()),
                 None => {
-                    let (c, out) = (&mut slot.checker, &mut slot.findings);
+                    let (c, out) = (slot.checker.get(), &mut slot.findings);
                     match catch_unwind(AssertUnwindSafe(|| c.finish(&end, out))) {
                         Ok(o) => o,
                         Err(p) => Outcome::Unknown(format!(

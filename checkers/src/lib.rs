@@ -10,6 +10,7 @@
 //! - [`locks`], [`procs`]: lock names as dense ids, and per-lock and per-process state in
 //!   vectors indexed by them.
 //! - [`diagnosis`]: what each anomaly tells a human to check and do.
+//! - `dispatch`: the standard set of checkers, the hot ones called directly.
 //! - [`engine`]: composition into one verdict (Invalid > Unknown > Valid), panics caught.
 //! - [`testkit`]: tiny history builders for tests (`invoke(p, Acquire)`, `ok(..)`, `info(..)`).
 //! - [`synth`]: seeded generators of long valid histories and planted defects (tests, benches).
@@ -17,6 +18,7 @@
 pub mod applied;
 pub mod checker;
 pub mod diagnosis;
+mod dispatch;
 pub mod engine;
 pub mod hashing;
 pub mod holds;
@@ -34,14 +36,8 @@ pub use results::Verdict;
 
 /// All eight checkers, configured from the test.
 pub fn all_checkers(cfg: &CheckConfig) -> Vec<Box<dyn Checker>> {
-    vec![
-        Box::new(kinds::StaleAcceptedWrite::default()),
-        Box::new(kinds::DuplicateToken::default()),
-        Box::new(kinds::TokenRegression::default()),
-        Box::new(kinds::DoubleRelease::default()),
-        Box::new(kinds::ConcurrentHolders::default()),
-        Box::new(kinds::LostUpdate::default()),
-        Box::new(kinds::DuplicateEffect::default()),
-        Box::new(kinds::StuckLock::new(cfg.ttl, cfg.recovery_slack)),
-    ]
+    dispatch::standard(cfg)
+        .into_iter()
+        .map(dispatch::Dispatch::boxed)
+        .collect()
 }
