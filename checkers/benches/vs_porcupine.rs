@@ -7,8 +7,11 @@
 //! cargo bench -p checkers --bench vs_porcupine -- [events per history, default 100000] [ours]
 //! ```
 //! Each side gets its input ready before its clock starts (porcupine its operations, fencecheck
-//! the history written as JSONL and parsed), and each side's time is the median CPU time of
-//! five runs. The total with fencecheck's parsing inside its clock is printed too.
+//! the history written as JSONL and parsed), and each side's time is a median CPU time:
+//! porcupine-rs's of five runs; fencecheck's of ten, five before porcupine-rs runs on any history
+//! and five after it ran on all of them (both sums are printed), so that the machine's speed
+//! drifting over porcupine's half minute does not favour or penalise either side. The total with
+//! fencecheck's parsing inside its clock is printed too.
 //!
 //! The model: state = (owner, last token). Acquire is legal only when the lock is free and the
 //! token is higher than the last; a `released` release only by the owner; a release rejected as
@@ -133,8 +136,8 @@ fn process_cpu() -> Duration {
 /// few milliseconds on a shared machine varies by half.
 const RUNS: usize = 5;
 
-/// Runs `check` `n` times: the last result and the median CPU time.
-fn median_of<T>(n: usize, mut check: impl FnMut() -> T) -> (T, Duration) {
+/// Runs `check` `n` times: the last result and each run's CPU time.
+fn timed<T>(n: usize, mut check: impl FnMut() -> T) -> (T, Vec<Duration>) {
     let mut times = Vec::with_capacity(n);
     let mut last = None;
     for _ in 0..n {
@@ -142,8 +145,31 @@ fn median_of<T>(n: usize, mut check: impl FnMut() -> T) -> (T, Duration) {
         last = Some(check());
         times.push(process_cpu() - c0);
     }
-    times.sort();
-    (last.expect("n > 0"), times[n / 2])
+    (last.expect("n > 0"), times)
+}
+
+/// The median of some run times (the upper one of an even count).
+fn median(times: &[Duration]) -> Duration {
+    let mut t = times.to_vec();
+    t.sort();
+    t[t.len() / 2]
+}
+
+/// fencecheck on one history given as JSONL: parsed before the clock starts, then checked
+/// [`RUNS`] times.
+fn time_ours(text: &str, cfg: &CheckConfig) -> (Validity, Vec<Duration>) {
+    let parsed: Vec<EventRef<'_>> = text
+        .lines()
+        .map(|l| EventRef::parse(l).expect("a generated line parses"))
+        .collect();
+    let (v, times) = timed(RUNS, || {
+        let mut engine = Engine::new(cfg);
+        for e in &parsed {
+            engine.event(e);
+        }
+        engine.finish()
+    });
+    (v.valid, times)
 }
 
 fn main() {
@@ -195,14 +221,15 @@ fn main() {
             }
         }
     }
-    // Two phases, fencecheck on every history and then porcupine-rs on every history: run
-    // back to back, the page faults and frees of porcupine's search (seconds of system time)
-    // slowed the next few-millisecond fencecheck runs by up to half, at random.
+    // Phases: fencecheck on every history, porcupine-rs on every history, fencecheck again. Run
+    // back to back on one history, the page faults and frees of porcupine's search (seconds of
+    // system time) slowed the next few-millisecond fencecheck runs by up to half, at random.
     struct Row {
         name: String,
         events: usize,
+        text: String,
         ours: Validity,
-        ours_cpu: Duration,
+        ours_runs: Vec<Duration>,
         ops: Vec<Operation<FencedMutex>>,
     }
     let mut rows = Vec::new();
@@ -221,57 +248,63 @@ fn main() {
             .iter()
             .map(|e| serde_json::to_string(e).expect("event") + "\n")
             .collect();
-        let parsed: Vec<EventRef<'_>> = text
-            .lines()
-            .map(|l| EventRef::parse(l).expect("a generated line parses"))
-            .collect();
-        let (v, ours_cpu) = median_of(RUNS, || {
-            let mut engine = Engine::new(&cfg);
-            for e in &parsed {
-                engine.event(e);
-            }
-            engine.finish()
-        });
+        let (ours, ours_runs) = time_ours(&text, &cfg);
         // The same check with the parse inside the clock, for the record.
-        let (with_parse, parse_cpu) = median_of(RUNS, || {
+        let (with_parse, parse_runs) = timed(RUNS, || {
             let mut engine = Engine::new(&cfg);
             for l in text.lines() {
                 engine.event(&EventRef::parse(l).expect("a generated line parses"));
             }
             engine.finish()
         });
-        ours_parse_total += parse_cpu;
-        assert_eq!(
-            with_parse.valid, v.valid,
-            "{name}: parse changed the verdict"
-        );
+        ours_parse_total += median(&parse_runs);
+        assert_eq!(with_parse.valid, ours, "{name}: parse changed the verdict");
         rows.push(Row {
             name,
             events: s.history.len(),
-            ours: v.valid,
-            ours_cpu,
+            text,
+            ours,
+            ours_runs,
             ops: operations(&s.history),
         });
     }
+    let before: Duration = rows.iter().map(|r| median(&r.ours_runs)).sum();
     if ours_only {
-        let total: Duration = rows.iter().map(|r| r.ours_cpu).sum();
         println!(
             "fencecheck only: {:.1} ms over {} histories (medians of {RUNS}); with parsing {:.1} ms",
-            total.as_secs_f64() * 1e3,
+            before.as_secs_f64() * 1e3,
             rows.len(),
             ours_parse_total.as_secs_f64() * 1e3
         );
         return;
+    }
+    let theirs: Vec<(CheckResult, Duration)> = rows
+        .iter()
+        .map(|row| {
+            let (r, times) = timed(RUNS, || {
+                check_operations_timeout::<FencedMutex>(&row.ops, Duration::from_secs(300))
+            });
+            (r, median(&times))
+        })
+        .collect();
+    let mut after = Duration::ZERO;
+    for row in &mut rows {
+        let (again, runs) = time_ours(&row.text, &cfg);
+        assert_eq!(
+            again, row.ours,
+            "{}: a second check changed the verdict",
+            row.name
+        );
+        after += median(&runs);
+        row.ours_runs.extend(runs);
     }
     println!(
         "{:<40} {:>7} {:>7} {:>10} {:>9} {:>11} {:>8}  same",
         "history", "events", "ours", "ours cpu", "porcupine", "porc. cpu", "ratio"
     );
     let (mut ours_total, mut theirs_total, mut all_agree) = (Duration::ZERO, Duration::ZERO, true);
-    for row in rows {
-        let (r, theirs_cpu) = median_of(RUNS, || {
-            check_operations_timeout::<FencedMutex>(&row.ops, Duration::from_secs(300))
-        });
+    for (row, (r, theirs_cpu)) in rows.iter().zip(theirs) {
+        let ours_cpu = median(&row.ours_runs);
         let ours = match row.ours {
             Validity::Valid => "valid",
             Validity::Invalid => "invalid",
@@ -284,20 +317,26 @@ fn main() {
         };
         let same = ours == theirs;
         all_agree &= same;
-        ours_total += row.ours_cpu;
+        ours_total += ours_cpu;
         theirs_total += theirs_cpu;
         println!(
             "{:<40} {:>7} {:>7} {:>8.2}ms {:>9} {:>9.2}ms {:>7.1}x  {}",
             row.name,
             row.events,
             ours,
-            row.ours_cpu.as_secs_f64() * 1e3,
+            ours_cpu.as_secs_f64() * 1e3,
             theirs,
             theirs_cpu.as_secs_f64() * 1e3,
-            theirs_cpu.as_secs_f64() / row.ours_cpu.as_secs_f64().max(1e-9),
+            theirs_cpu.as_secs_f64() / ours_cpu.as_secs_f64().max(1e-9),
             if same { "yes" } else { "NO" }
         );
     }
+    println!(
+        "fencecheck before and after porcupine-rs: {:.1} ms and {:.1} ms (sums of medians of {RUNS}); each history counts the median of all {} runs",
+        before.as_secs_f64() * 1e3,
+        after.as_secs_f64() * 1e3,
+        2 * RUNS
+    );
     println!(
         "total cpu: fencecheck {:.1} ms, porcupine-rs {:.1} ms, ratio {:.0}x; same decision on every history: {}",
         ours_total.as_secs_f64() * 1e3,
