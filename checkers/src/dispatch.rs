@@ -59,7 +59,18 @@ impl Dispatch {
         }
     }
 
-    /// The checker, as a trait object (kind, interests, resource entries, the end).
+    /// The checker, as a trait object (kind, interests, whether it reads the shared state).
+    pub(crate) fn as_dyn(&self) -> &dyn Checker {
+        match self {
+            Dispatch::DuplicateToken(c) => c,
+            Dispatch::TokenRegression(c) => c,
+            Dispatch::DoubleRelease(c) => c,
+            Dispatch::ConcurrentHolders(c) => c,
+            Dispatch::Other(c) => &**c,
+        }
+    }
+
+    /// The checker, as a mutable trait object (resource entries, the end).
     pub(crate) fn get(&mut self) -> &mut dyn Checker {
         match self {
             Dispatch::DuplicateToken(c) => c,

@@ -97,8 +97,8 @@ impl Engine {
         Engine::with_dispatch(cfg, checkers.into_iter().map(Dispatch::Other).collect())
     }
 
-    fn with_dispatch(cfg: &CheckConfig, mut checkers: Vec<Dispatch>) -> Engine {
-        let interests: Vec<Interests> = checkers.iter_mut().map(|c| c.get().interests()).collect();
+    fn with_dispatch(cfg: &CheckConfig, checkers: Vec<Dispatch>) -> Engine {
+        let interests: Vec<Interests> = checkers.iter().map(|c| c.as_dyn().interests()).collect();
         let routes = std::array::from_fn(|r| {
             let bits = route_bits(r);
             (0..interests.len())
@@ -109,9 +109,9 @@ impl Engine {
             routes,
             slots: checkers
                 .into_iter()
-                .map(|mut checker| Slot {
-                    shared: checker.get().uses_shared(),
-                    findings: Findings::new(checker.get().kind()),
+                .map(|checker| Slot {
+                    shared: checker.as_dyn().uses_shared(),
+                    findings: Findings::new(checker.as_dyn().kind()),
                     checker,
                     panicked: None,
                 })

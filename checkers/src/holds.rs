@@ -35,7 +35,7 @@ pub struct Acquisition {
     /// [`Recycler`]): filling it is two copies into memory already there.
     names: String,
     /// The owner's length in `names`, if the event had one.
-    owner_len: Option<u32>,
+    owner_len: Option<usize>,
     has_lease: bool,
 }
 
@@ -104,7 +104,7 @@ impl Acquisition {
         self.names.clear();
         self.owner_len = e.owner.as_deref().map(|o| {
             self.names.push_str(o);
-            o.len() as u32
+            o.len()
         });
         self.has_lease = match e.lease.as_deref() {
             Some(l) => {
@@ -117,12 +117,12 @@ impl Acquisition {
 
     /// The owner the acquire `ok` named.
     pub fn owner(&self) -> Option<&str> {
-        self.owner_len.map(|n| &self.names[..n as usize])
+        self.owner_len.map(|n| &self.names[..n])
     }
 
     /// The lease the acquire `ok` named.
     pub fn lease(&self) -> Option<&str> {
-        let start = self.owner_len.unwrap_or(0) as usize;
+        let start = self.owner_len.unwrap_or(0);
         self.has_lease.then(|| &self.names[start..])
     }
 
@@ -223,6 +223,56 @@ impl HoldBook {
     fn close_all(&mut self, process: u32) {
         for (_, list) in self.by_lock.iter_mut() {
             list.retain(|h| h.process != process);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::locks::LockNames;
+    use crate::testkit::*;
+    use results::Event;
+
+    /// Every owner/lease combination (absent, empty, multi-byte), through fresh records and
+    /// through records refilled in place, some of them while another holder keeps an older one.
+    #[test]
+    fn an_acquisition_gives_back_its_owner_and_lease_exactly() {
+        let names = [
+            None,
+            Some(""),
+            Some("worker-4"),
+            Some("ü🦀"),
+            Some("/locks/ζ/0000000012"),
+        ];
+        let lock = LockNames::default().intern("l");
+        let mut recycler = Recycler::default();
+        let mut kept = Vec::new();
+        for round in 0..3 * Recycler::KEPT {
+            let (owner, lease) = (names[round % 5], names[(round / 5) % 5]);
+            let mut e: Event = ok(1 + round as u32 % 3, Acquire)
+                .lock("l")
+                .token(round as u64);
+            e.owner = owner.map(String::from);
+            e.lease = lease.map(String::from);
+            e.index = round as u64;
+            let a = recycler
+                .acquisition(&e.as_ref(), Some(lock))
+                .expect("an acquire ok of a known lock");
+            assert_eq!((a.owner(), a.lease()), (owner, lease), "round {round}");
+            assert_eq!((a.index, a.token), (round as u64, Some(round as u64)));
+            if round % 7 == 0 {
+                kept.push((a, owner, lease));
+            }
+        }
+        // The records others held were not refilled under them.
+        for (a, owner, lease) in &kept {
+            assert_eq!(
+                (a.owner(), a.lease()),
+                (*owner, *lease),
+                "index {}",
+                a.index
+            );
         }
     }
 }

@@ -219,3 +219,26 @@ fn direct_and_vtable_calls_to_the_standard_checkers_give_the_same_verdict() {
         "kinds found: {kinds:?}"
     );
 }
+
+/// The standard set is the eight kinds of DESIGN.md, once each, in the order the verdict lists
+/// them (the order of `AnomalyKind::ALL`).
+#[test]
+fn the_standard_checkers_are_the_eight_kinds_in_report_order() {
+    let cfg = CheckConfig::default();
+    let kinds: Vec<AnomalyKind> = checkers::all_checkers(&cfg)
+        .iter()
+        .map(|c| c.kind())
+        .collect();
+    assert_eq!(kinds, AnomalyKind::ALL.to_vec());
+    let v = check(&history([invoke(1, Acquire).lock("l")]), Some(&[]), &cfg);
+    let listed: Vec<&str> = AnomalyKind::ALL.iter().map(|k| k.as_str()).collect();
+    let in_stats: Vec<&str> = v
+        .stats
+        .keys()
+        .map(String::as_str)
+        .filter(|k| listed.contains(k))
+        .collect();
+    let mut sorted = listed.clone();
+    sorted.sort();
+    assert_eq!(in_stats, sorted, "every kind has its status in the stats");
+}

@@ -11,6 +11,7 @@ use crate::diagnosis;
 use crate::holds::{Acquisition, Hold};
 use crate::kinds::concurrent_holders::fmt_token;
 use crate::locks::LockId;
+use crate::name::text;
 use crate::procs::PerProcess;
 use results::{AnomalyKind, EventRef, Evidence, OpResult, OpType, Process, F};
 use serde_json::json;
@@ -128,8 +129,8 @@ impl DoubleRelease {
         let evidence = |acq: &Acquisition| {
             let mut evidence = Evidence {
                 lock: Some(lock.to_string()),
-                owner: acq.owner().map(str::to_string),
-                lease: acq.lease().map(str::to_string),
+                owner: text(acq.owner()),
+                lease: text(acq.lease()),
                 token: acq.token,
                 result: Some(OpResult::Released.as_str().into()),
                 ..Default::default()

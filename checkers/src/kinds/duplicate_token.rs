@@ -15,7 +15,7 @@ use crate::hashing::FastMap;
 use crate::holds::{Acquisition, Hold};
 use crate::kinds::token_regression::token_outcome;
 use crate::locks::PerLock;
-use crate::name::Name;
+use crate::name::{text, Name};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, ResourceRef, F};
 use serde_json::json;
 use std::collections::VecDeque;
@@ -240,8 +240,8 @@ fn report(lock: &str, x: &Acquisition, y: &Acquisition, out: &mut Findings) {
     );
     let mut evidence = Evidence {
         lock: Some(lock.to_string()),
-        owner: y.owner().map(str::to_string),
-        lease: y.lease().map(str::to_string),
+        owner: text(y.owner()),
+        lease: text(y.lease()),
         token: y.token,
         indices: vec![x.index, y.index],
         times: vec![x.time, y.time],

@@ -7,6 +7,7 @@ use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::holds::{Acquisition, Hold};
 use crate::locks::PerLock;
+use crate::name::text;
 use crate::procs::PerProcess;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
@@ -92,8 +93,8 @@ fn report(lock: &str, x: &Acquisition, y: &Acquisition, out: &mut Findings) {
     );
     let mut evidence = Evidence {
         lock: Some(lock.to_string()),
-        owner: y.owner().map(str::to_string),
-        lease: y.lease().map(str::to_string),
+        owner: text(y.owner()),
+        lease: text(y.lease()),
         token: y.token,
         indices: vec![x.index, y.index],
         times: vec![x.time, y.time],
