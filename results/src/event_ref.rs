@@ -29,6 +29,10 @@ pub struct EventRef<'a> {
     pub highest_before: Option<u64>,
     /// `value` when it is an integer (reads and increments of the counter workload).
     pub int_value: Option<i64>,
+    /// What a nemesis event's fault hit (`value.targets`: workers, nodes); empty otherwise.
+    pub targets: Vec<Cow<'a, str>>,
+    /// The event's `error` (why an operation failed; a nemesis start that was skipped).
+    pub error: Option<Cow<'a, str>>,
 }
 
 /// One resource-log entry as the checkers see it (`value` is not kept).
@@ -68,8 +72,25 @@ impl Event {
             result: self.result,
             highest_before: self.highest_before,
             int_value: self.value.as_ref().and_then(|v| v.as_i64()),
+            targets: targets(self.value.as_ref())
+                .map(|t| Cow::Borrowed(t.as_str()))
+                .collect(),
+            error: opt(&self.error),
         }
     }
+}
+
+/// The names under `value.targets` (a nemesis event's), borrowed.
+fn targets(value: Option<&serde_json::Value>) -> impl Iterator<Item = &String> {
+    value
+        .and_then(|v| v.get("targets"))
+        .and_then(|t| t.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|t| match t {
+            serde_json::Value::String(s) => Some(s),
+            _ => None,
+        })
 }
 
 impl ResourceEntry {
@@ -109,7 +130,12 @@ impl EventRef<'_> {
     fn parse_unordered(line: &str) -> Result<EventRef<'_>, String> {
         fast_event(line).or_else(|Fallback| {
             let e: Event = serde_json::from_str(line).map_err(|e| e.to_string())?;
+            let targets = targets(e.value.as_ref())
+                .map(|t| Cow::Owned(t.clone()))
+                .collect();
             Ok(EventRef {
+                targets,
+                error: owned(e.error),
                 index: e.index,
                 time: e.time,
                 process: e.process,
@@ -248,6 +274,8 @@ fn fast_event(line: &str) -> Result<EventRef<'_>, Fallback> {
         result: None,
         highest_before: None,
         int_value: None,
+        targets: Vec::new(),
+        error: None,
     };
     let mut seen = 0u32;
     scan_object(
@@ -297,7 +325,7 @@ fn fast_event(line: &str) -> Result<EventRef<'_>, Fallback> {
                     }
                 }
                 13 => e.highest_before = opt_u64(v)?,
-                _ => drop(opt_str(v)?),
+                _ => e.error = opt_str(v)?,
             }
             Ok(())
         },
@@ -305,6 +333,10 @@ fn fast_event(line: &str) -> Result<EventRef<'_>, Fallback> {
     e.index = index.ok_or(Fallback)?;
     e.time = time.ok_or(Fallback)?;
     e.process = process.ok_or(Fallback)?;
+    if e.process == Process::Nemesis {
+        // Its `value` names what the fault hit, which only serde reads (nemesis lines are few).
+        return Err(Fallback);
+    }
     e.kind = kind.ok_or(Fallback)?;
     e.f = f.ok_or(Fallback)?;
     Ok(e)

@@ -5,6 +5,8 @@
 //! - [`jsonl`]: crash-safe appenders and streaming readers for both files.
 //! - [`layout`]: the run directory, its file names, and `results/runs/latest`.
 //! - [`clock`]: run-relative CLOCK_MONOTONIC time shared by host and containers.
+//! - [`fault`]: the fault kinds the history names, and what each hits.
+//! - [`run_state`]: `state.json`, whether a run finished.
 //! - [`event_ref`], [`scan`]: borrowed views of both logs and the fast strict line scanner.
 //! - [`store`]: streaming a stored run back (logs, and `test.yaml`'s checker keys).
 //! - [`verdict`]: `results.json` — validity, anomalies with evidence and diagnosis.
@@ -12,11 +14,12 @@
 pub mod clock;
 pub mod event;
 pub mod event_ref;
+pub mod fault;
 pub mod jsonl;
 pub mod layout;
 mod ordered;
-pub mod report;
 pub mod resource_log;
+pub mod run_state;
 pub mod scan;
 pub mod store;
 pub mod verdict;

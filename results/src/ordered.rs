@@ -202,7 +202,7 @@ pub(crate) fn event(line: &str) -> Option<EventRef<'_>> {
         None => None,
     };
     let highest_before = c.opt_u64(b",\"highest_before\":")?;
-    let _error = c.opt_str(b",\"error\":")?;
+    let error = c.opt_str(b",\"error\":")?;
     c.end()?;
     Some(EventRef {
         index,
@@ -219,6 +219,8 @@ pub(crate) fn event(line: &str) -> Option<EventRef<'_>> {
         result,
         highest_before,
         int_value,
+        targets: Vec::new(),
+        error,
     })
 }
 

@@ -13,6 +13,7 @@ pub enum AnomalyKind {
     DuplicateToken,
     TokenRegression,
     DoubleRelease,
+    ReleaseOfLostLock,
     ConcurrentHolders,
     LostUpdate,
     DuplicateEffect,
@@ -20,11 +21,12 @@ pub enum AnomalyKind {
 }
 
 impl AnomalyKind {
-    pub const ALL: [AnomalyKind; 8] = [
+    pub const ALL: [AnomalyKind; 9] = [
         AnomalyKind::StaleAcceptedWrite,
         AnomalyKind::DuplicateToken,
         AnomalyKind::TokenRegression,
         AnomalyKind::DoubleRelease,
+        AnomalyKind::ReleaseOfLostLock,
         AnomalyKind::ConcurrentHolders,
         AnomalyKind::LostUpdate,
         AnomalyKind::DuplicateEffect,
@@ -37,6 +39,7 @@ impl AnomalyKind {
             AnomalyKind::DuplicateToken => "duplicate-token",
             AnomalyKind::TokenRegression => "token-regression",
             AnomalyKind::DoubleRelease => "double-release",
+            AnomalyKind::ReleaseOfLostLock => "release-of-lost-lock",
             AnomalyKind::ConcurrentHolders => "concurrent-holders",
             AnomalyKind::LostUpdate => "lost-update",
             AnomalyKind::DuplicateEffect => "duplicate-effect",
@@ -48,12 +51,21 @@ impl AnomalyKind {
         AnomalyKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
 
-    /// The default `fail_on`: every kind but `concurrent-holders`, which the literature says
-    /// cannot be prevented under pauses and is reported as an observation.
+    /// Kinds reported as observations: `concurrent-holders`, which the literature says cannot
+    /// be prevented under pauses, and `release-of-lost-lock`, a client told `released` for a
+    /// lock it no longer held where the history shows no harm done by it.
+    pub fn observed_by_default(self) -> bool {
+        matches!(
+            self,
+            AnomalyKind::ConcurrentHolders | AnomalyKind::ReleaseOfLostLock
+        )
+    }
+
+    /// The default `fail_on`: every kind but the observed ones.
     pub fn default_fail_on() -> Vec<AnomalyKind> {
         AnomalyKind::ALL
             .into_iter()
-            .filter(|k| *k != AnomalyKind::ConcurrentHolders)
+            .filter(|k| !k.observed_by_default())
             .collect()
     }
 }
@@ -166,9 +178,23 @@ pub struct Anomaly {
     pub fails: bool,
     /// One line a human reads first.
     pub summary: String,
+    /// When the anomaly became true (ns since the run's start): the second holder's acquire,
+    /// the stale write's acceptance, the harmful release, the stuck lock's deadline. Absent in
+    /// verdicts written before it existed; [`Anomaly::when`] then falls back to the evidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<u64>,
     #[serde(flatten)]
     pub evidence: Evidence,
     pub diagnosis: Diagnosis,
+}
+
+impl Anomaly {
+    /// When it became true: `at`, or for an older verdict the latest time its evidence names
+    /// (the moment the last piece of the proof happened).
+    pub fn when(&self) -> Option<u64> {
+        self.at
+            .or_else(|| self.evidence.times.iter().copied().max())
+    }
 }
 
 /// The whole `results.json`.
@@ -216,6 +242,7 @@ mod tests {
             kind: AnomalyKind::StaleAcceptedWrite,
             fails: true,
             summary: "token 1 accepted after token 2".into(),
+            at: Some(7),
             evidence: Evidence {
                 lock: Some("report".into()),
                 token: Some(1),
@@ -228,6 +255,7 @@ mod tests {
         let json = serde_json::to_value(&a).unwrap();
         assert_eq!(json["kind"], "stale-accepted-write");
         assert_eq!(json["highest_before"], 2);
+        assert_eq!(json["at"], 7);
         let back: Anomaly = serde_json::from_value(json).unwrap();
         assert_eq!(back, a);
         assert_eq!(AnomalyKind::default_fail_on().len(), 7);
