@@ -2,8 +2,8 @@
 //! `cargo run -p results --example render_report -- results/runs/latest`.
 //! (`fencecheck` does this itself after a run; this is for re-rendering old runs.)
 
-use results::report::stored::StoredRun;
-use results::report::write_run_report;
+use report::stored::StoredRun;
+use report::write_run_report;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let Some(dir) = std::env::args_os().nth(1).map(std::path::PathBuf::from) else {

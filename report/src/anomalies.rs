@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::markup::{esc, join_nums, json_text, secs};
 use super::timeline::{opt, Timeline};
 use super::ReportInput;
-use crate::{Anomaly, Event, ResourceEntry};
+use results::{Anomaly, Event, ResourceEntry};
 
 /// Anomalies drawn as full cards; the rest are listed as rows (still linkable).
 const FULL_CARDS: usize = 40;
@@ -231,9 +231,9 @@ fn card(s: &mut String, n: usize, a: &Anomaly, at: Option<u64>, look: &Lookup<'_
 
 fn type_str(e: &Event) -> &'static str {
     match e.kind {
-        crate::OpType::Invoke => "invoke",
-        crate::OpType::Ok => "ok",
-        crate::OpType::Fail => "fail",
-        crate::OpType::Info => "info",
+        results::OpType::Invoke => "invoke",
+        results::OpType::Ok => "ok",
+        results::OpType::Fail => "fail",
+        results::OpType::Info => "info",
     }
 }

@@ -172,8 +172,8 @@ pub fn throughput_svg(series: &Series, faults: &[Fault]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::glyphs::fault_color;
-    use crate::report::panel::decade;
+    use crate::glyphs::fault_color;
+    use crate::panel::decade;
 
     #[test]
     fn log_axis_labels_are_round_decades() {

@@ -10,7 +10,7 @@ use super::series::Series;
 use super::status::{self, State};
 use super::timeline::Timeline;
 use super::{anomalies, charts, glyphs, timeline_svg, ReportInput};
-use crate::{AnomalyKind, Validity};
+use results::{AnomalyKind, Validity};
 
 const CSS: &str = include_str!("report.css");
 const JS: &str = include_str!("report.js");
@@ -117,7 +117,7 @@ fn header(s: &mut String, input: &ReportInput<'_>, model: &Timeline, class: &str
 
 fn kinds_where(
     input: &ReportInput<'_>,
-    pred: impl Fn(&crate::Anomaly) -> bool,
+    pred: impl Fn(&results::Anomaly) -> bool,
 ) -> Vec<AnomalyKind> {
     let mut kinds: Vec<AnomalyKind> = input
         .verdict

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use super::markup::{esc, join_nums, json_text, secs};
 use super::status::{self, KindStatus, State};
 use super::ReportInput;
-use crate::{Anomaly, Validity};
+use results::{Anomaly, Validity};
 
 /// Renders the JUnit XML document.
 pub fn junit_xml(input: &ReportInput<'_>) -> String {

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::timeline::{worker_of_owner, Lane};
 use super::ReportInput;
-use crate::Process;
+use results::Process;
 
 /// The lanes, in natural order of their names (`worker-2` before `worker-10`), and the lane
 /// index of every worker process.

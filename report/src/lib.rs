@@ -30,7 +30,7 @@ pub mod timeline_svg;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::{AnomalyKind, Event, ResourceEntry, Verdict};
+use results::{AnomalyKind, Event, ResourceEntry, Verdict};
 
 pub use html::render_html;
 pub use junit::junit_xml;

@@ -9,7 +9,7 @@
 use hdrhistogram::Histogram;
 use std::collections::HashMap;
 
-use crate::{Event, OpType, Process, F};
+use results::{Event, OpType, Process, F};
 
 /// The operations whose latency the report plots.
 pub const LATENCY_OPS: [F; 3] = [F::Acquire, F::Write, F::Release];

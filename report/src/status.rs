@@ -5,7 +5,7 @@
 //! could not be decided and the total count when only some anomalies were reported.
 
 use super::ReportInput;
-use crate::AnomalyKind;
+use results::AnomalyKind;
 
 /// The state of one kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,7 +78,7 @@ pub fn kinds(input: &ReportInput<'_>) -> Vec<KindStatus> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Validity, Verdict};
+    use results::{Validity, Verdict};
     use std::collections::BTreeMap;
 
     #[test]

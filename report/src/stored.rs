@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use super::ReportInput;
-use crate::jsonl::{JsonlError, JsonlReader};
-use crate::layout::{HISTORY, RESOURCE_LOG, RESULTS, TEST_YAML};
-use crate::{Event, ResourceEntry, Verdict};
+use results::jsonl::{JsonlError, JsonlReader};
+use results::layout::{HISTORY, RESOURCE_LOG, RESULTS, TEST_YAML};
+use results::{Event, ResourceEntry, Verdict};
 
 /// Why a run directory cannot be rendered; each names the file.
 #[derive(Debug, thiserror::Error)]

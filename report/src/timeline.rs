@@ -6,7 +6,7 @@
 //! Lanes are workers, not process ids (see [`super::lanes`]).
 
 use super::ReportInput;
-use crate::AnomalyKind;
+use results::AnomalyKind;
 
 /// A time span in ns since the run's start, with what to call it.
 #[derive(Debug, Clone, PartialEq)]

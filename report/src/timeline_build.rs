@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::timeline::*;
 use super::ReportInput;
-use crate::{Event, OpResult, OpType, Process, WriteResult, F};
+use results::{Event, OpResult, OpType, Process, WriteResult, F};
 
 fn fault_targets(e: &Event) -> Vec<String> {
     let Some(targets) = e.value.as_ref().and_then(|v| v.get("targets")) else {

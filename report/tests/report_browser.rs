@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use results::report::{write_run_report, ReportInput};
+use report::{write_run_report, ReportInput};
 
 fn chromium() -> PathBuf {
     if let Ok(p) = std::env::var("FENCECHECK_CHROMIUM") {

@@ -6,8 +6,8 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use results::report::timeline::{HoldEnd, MarkKind, Timeline, WriteOutcome};
-use results::report::{junit_xml, render_html, write_run_report, ReportInput};
+use report::timeline::{HoldEnd, MarkKind, Timeline, WriteOutcome};
+use report::{junit_xml, render_html, write_run_report, ReportInput};
 use results::AnomalyKind;
 
 fn input<'a>(run: &'a common::Run, config: &'a serde_json::Value) -> ReportInput<'a> {
@@ -187,10 +187,8 @@ fn junit_has_one_case_per_checked_kind_with_escaped_evidence() {
     let cfg = config();
     let xml = junit_xml(&input(&run, &cfg));
     assert_eq!(xml.matches("<testcase ").count(), run.checked.len());
-    assert!(
-        xml.contains(r#"tests="7" failures="3" errors="0""#),
-        "{xml}"
-    );
+    let tests = format!(r#"tests="{}" failures="3" errors="0""#, run.checked.len());
+    assert!(xml.contains(&tests), "{xml}");
     assert!(
         xml.contains("&lt;worker-3&gt;"),
         "summary is escaped: {xml}"
@@ -213,10 +211,11 @@ fn junit_has_one_case_per_checked_kind_with_escaped_evidence() {
         xml.contains(r#"<error type="unknown" message="history ends while the lock is held">"#),
         "{xml}"
     );
-    assert!(
-        xml.contains(r#"tests="7" failures="3" errors="1" skipped="1""#),
-        "{xml}"
+    let tests = format!(
+        r#"tests="{}" failures="3" errors="1" skipped="1""#,
+        run.checked.len()
     );
+    assert!(xml.contains(&tests), "{xml}");
 }
 
 #[test]
@@ -305,7 +304,7 @@ fn a_stored_run_directory_renders_the_same_report_again() {
     let run = common::generate(&common::Scenario::default());
     let dir = tempfile::tempdir().unwrap();
     common::store(&run, dir.path(), common::TEST_YAML);
-    let stored = results::report::stored::StoredRun::load(dir.path()).unwrap();
+    let stored = report::stored::StoredRun::load(dir.path()).unwrap();
     assert_eq!(stored.history, run.history);
     assert_eq!(stored.resource, run.resource);
     assert_eq!(stored.test_name, "etcd-lease-pause-holder");
@@ -316,7 +315,7 @@ fn a_stored_run_directory_renders_the_same_report_again() {
     assert!(html.contains(r#"id="anomaly-5""#));
 
     std::fs::remove_file(dir.path().join("results.json")).unwrap();
-    let err = results::report::stored::StoredRun::load(dir.path()).unwrap_err();
+    let err = report::stored::StoredRun::load(dir.path()).unwrap_err();
     assert!(err.to_string().contains("results.json"), "{err}");
 }
 

@@ -160,10 +160,10 @@ fn check_run_dir(dir: &Path) -> anyhow::Result<results::Verdict> {
 pub fn check_and_report(dir: &RunDir, plan: &TestPlan) -> anyhow::Result<results::Verdict> {
     let verdict = check_run_dir(&dir.path)?;
     crate::commands::check::write_results(&dir.file(layout::RESULTS), &verdict)?;
-    let stored = results::report::stored::StoredRun::load(&dir.path)
+    let stored = report::stored::StoredRun::load(&dir.path)
         .with_context(|| format!("reading {} back for the report", dir.path.display()))?;
     let mut input = stored.input();
     input.checked = &plan.fail_on;
-    results::report::write_run_report(&dir.path, &input).context("writing the report")?;
+    report::write_run_report(&dir.path, &input).context("writing the report")?;
     Ok(verdict)
 }

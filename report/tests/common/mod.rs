@@ -320,6 +320,7 @@ fn finish(
         anomalies.push(Anomaly {
             kind: AnomalyKind::ConcurrentHolders,
             fails: false,
+            at: Some(next.time),
             summary: format!("worker-{} (token {}) still held the lock when {} acquired it with token {}", held.worker + 1, held.token, next.owner.as_deref().unwrap_or("?"), next.token.unwrap_or(0)),
             evidence: Evidence { lock: Some("report".into()), owner: Some(format!("worker-{}", held.worker + 1)), lease: Some(held.lease.clone()), token: Some(held.token), indices: vec![index_of(h, held.start, F::Acquire, OpType::Ok), next.index], times: vec![held.start, next.time], other: [("other_owner".to_string(), serde_json::json!(next.owner)), ("other_token".to_string(), serde_json::json!(next.token))].into(), ..Default::default() },
             diagnosis: Diagnosis { observation: "two acquisitions' hold intervals overlap while the first holder was paused past its TTL".into(), likely_boundary: "leases cannot prevent two holders under process pauses (expected)".into(), what_to_check: "that the resource fences every write by token".into(), next_action: "none if no stale write was accepted".into() },
@@ -334,6 +335,7 @@ fn finish(
             anomalies.push(Anomaly {
                 kind: AnomalyKind::DoubleRelease,
                 fails: true,
+                at: Some(wake + 80 * MS),
                 summary: format!("stale owner worker-{} released lease {} while {} held the lock (token {})", held.worker + 1, held.lease, holder.owner.as_deref().unwrap_or("?"), holder.token.unwrap_or(0)),
                 evidence: Evidence { lock: Some("report".into()), owner: Some(format!("worker-{}", held.worker + 1)), lease: Some(held.lease.clone()), token: Some(held.token), result: Some("released".into()), indices: vec![holder.index, index_of(h, wake + 80 * MS, F::Release, OpType::Invoke), rel], times: vec![holder.time, wake + 80 * MS], ..Default::default() },
                 diagnosis: Diagnosis { observation: "a release by a stale owner returned `released` and removed the current holder's lock".into(), likely_boundary: "release is not bound to the lease handle (DEL instead of compare-and-delete)".into(), what_to_check: "the release script compares the stored owner value with the caller's".into(), next_action: "compare-and-delete on the exact lease".into() },
@@ -358,6 +360,7 @@ fn finish(
         anomalies.push(Anomaly {
             kind: AnomalyKind::StaleAcceptedWrite,
             fails: true,
+            at: Some(r.time),
             summary: format!(
                 "resource accepted token {} for report:417 after it had accepted token {}",
                 held.token,
