@@ -44,6 +44,8 @@ pub struct Findings {
     pub kind: AnomalyKind,
     pub reported: Vec<Anomaly>,
     pub total: u64,
+    /// The findings of the checker's paired kind ([`Checker::paired_kind`]), if it has one.
+    pub paired: Option<Box<Findings>>,
 }
 
 impl Findings {
@@ -52,17 +54,36 @@ impl Findings {
             kind,
             reported: Vec::new(),
             total: 0,
+            paired: None,
         }
     }
 
-    /// Records one anomaly. `fails` is decided later by the test's `fail_on`.
-    pub fn push(&mut self, summary: String, evidence: Evidence, diagnosis: Diagnosis) {
+    /// Findings of `kind` that also sort suspects into `paired`.
+    pub fn with_paired(kind: AnomalyKind, paired: Option<AnomalyKind>) -> Self {
+        Findings {
+            paired: paired.map(|k| Box::new(Findings::new(k))),
+            ..Findings::new(kind)
+        }
+    }
+
+    /// The paired kind's findings. Panics for a checker without one (a bug in the checker,
+    /// which the engine turns into an unknown verdict).
+    pub fn paired(&mut self) -> &mut Findings {
+        self.paired
+            .as_deref_mut()
+            .expect("a checker pushed to a paired kind it did not declare")
+    }
+
+    /// Records one anomaly that became true at `at` (ns since the run's start). `fails` is
+    /// decided later by the test's `fail_on`.
+    pub fn push(&mut self, at: u64, summary: String, evidence: Evidence, diagnosis: Diagnosis) {
         self.total += 1;
         if self.reported.len() < MAX_REPORTED_PER_KIND {
             self.reported.push(Anomaly {
                 kind: self.kind,
                 fails: false,
                 summary,
+                at: Some(at),
                 evidence,
                 diagnosis,
             });
@@ -170,6 +191,13 @@ impl std::ops::BitOr for Interests {
 pub trait Checker {
     /// The kind it reports (every anomaly it pushes has this kind).
     fn kind(&self) -> AnomalyKind;
+
+    /// A second kind it sorts the same suspects into, when one state machine tells the two
+    /// apart (double-release and its harmless counterpart release-of-lost-lock): pushed to
+    /// [`Findings::paired`], judged and counted as a kind of its own.
+    fn paired_kind(&self) -> Option<AnomalyKind> {
+        None
+    }
 
     /// The history events it needs (default: all).
     fn interests(&self) -> Interests {

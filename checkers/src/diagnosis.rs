@@ -27,6 +27,19 @@ pub fn stale_accepted_write(observation: String) -> Diagnosis {
     )
 }
 
+pub fn stale_accepted_write_tokenless(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "the lock hands out no fence token, so the resource has nothing to compare: a holder \
+         whose lease ran out (a pause, a partition) cannot be told apart from the current one",
+        "whether the older holder was paused or cut off between its acquire and its write, and \
+         whether the lock (recipe or client library) can issue a monotonic token",
+        "take a recipe or library that issues a fence token (etcd revision, ZooKeeper czxid, a \
+         counter incremented with the grant) and have the resource reject lower tokens; a longer \
+         lease only moves the window",
+    )
+}
+
 pub fn duplicate_token_history(observation: String) -> Diagnosis {
     d(
         observation,
@@ -71,6 +84,20 @@ pub fn double_release_stale(observation: String) -> Diagnosis {
          deleting?",
         "compare-and-delete on the exact lease handle; a stale owner must get \
          release-rejected-not-owner",
+    )
+}
+
+pub fn release_of_lost_lock(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "the client reported a release for a lock it no longer held (its lease or session had \
+         expired and another acquisition followed); the history shows no other holder's lock \
+         freed by it",
+        "what the release call did on the provider (a no-op on a node or key the expired \
+         session no longer owns, or a delete by name) and whether the client knew it had lost \
+         the lock",
+        "treat a release after a lost lease as not-owner in the client; if the provider \
+         deleted by name, bind release to the exact lease (compare-and-delete)",
     )
 }
 

@@ -21,7 +21,8 @@ pub(crate) enum Dispatch {
     Other(Box<dyn Checker>),
 }
 
-/// All eight checkers of DESIGN.md under this configuration, in report order.
+/// The eight checkers of DESIGN.md (nine kinds: double-release also sorts out
+/// release-of-lost-lock) under this configuration, in report order.
 pub(crate) fn standard(cfg: &CheckConfig) -> Vec<Dispatch> {
     vec![
         Dispatch::Other(Box::new(StaleAcceptedWrite::default())),

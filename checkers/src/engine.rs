@@ -44,6 +44,8 @@ pub struct Engine {
     break_shared_at: Option<u64>,
     fail_on: Vec<AnomalyKind>,
     events: u64,
+    /// Events per route (operation × type): what the run exercised.
+    seen: [u64; ROUTES],
     resource_entries: u64,
     last_time: Option<u64>,
     resource_log: ResourceLog,
@@ -87,7 +89,7 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 impl Engine {
-    /// All eight checkers of DESIGN.md under this configuration.
+    /// The eight checkers (nine kinds) of DESIGN.md under this configuration.
     pub fn new(cfg: &CheckConfig) -> Engine {
         Engine::with_dispatch(cfg, dispatch::standard(cfg))
     }
@@ -111,7 +113,10 @@ impl Engine {
                 .into_iter()
                 .map(|checker| Slot {
                     shared: checker.as_dyn().uses_shared(),
-                    findings: Findings::new(checker.as_dyn().kind()),
+                    findings: Findings::with_paired(
+                        checker.as_dyn().kind(),
+                        checker.as_dyn().paired_kind(),
+                    ),
                     checker,
                     panicked: None,
                 })
@@ -124,6 +129,7 @@ impl Engine {
             break_shared_at: None,
             fail_on: cfg.fail_on.clone(),
             events: 0,
+            seen: [0; ROUTES],
             resource_entries: 0,
             last_time: None,
             resource_log: ResourceLog::Present,
@@ -135,6 +141,7 @@ impl Engine {
         self.events += 1;
         self.last_time = Some(self.last_time.map_or(e.time, |t| t.max(e.time)));
         let route = route(Interests::of(e));
+        self.seen[route] += 1;
         let (lock, acquired) = self.derive(e);
         let cx = Context {
             holds: &self.holds,
@@ -251,6 +258,31 @@ impl Engine {
         self.resource_log = ResourceLog::Missing(why);
     }
 
+    /// Why the run cannot vouch for anything (DESIGN.md "What a verdict may claim"): acquires
+    /// were attempted and none succeeded, or writes were attempted and the resource decided
+    /// none. A run that never held the lock or never had a write decided tested nothing.
+    fn exercised_nothing(&self) -> Vec<String> {
+        let count = |op: Interests, kind: OpType| self.seen[route(op.only(kind))];
+        let mut why = Vec::new();
+        let (acquires, granted) = (
+            count(Interests::ACQUIRE, OpType::Invoke),
+            count(Interests::ACQUIRE, OpType::Ok),
+        );
+        if acquires > 0 && granted == 0 {
+            why.push(format!(
+                "{acquires} acquires were attempted and none succeeded: the run exercised no hold"
+            ));
+        }
+        let writes = count(Interests::WRITE, OpType::Invoke);
+        if writes > 0 && self.resource_entries == 0 && self.resource_log == ResourceLog::Present {
+            why.push(format!(
+                "{writes} writes were attempted and the resource decided none: the run exercised \
+                 no fenced write"
+            ));
+        }
+        why
+    }
+
     /// Ends the streams and composes the verdict.
     pub fn finish(mut self) -> Verdict {
         let end = End {
@@ -272,6 +304,7 @@ impl Engine {
                 .unknown_reasons
                 .push("the history is empty: nothing was recorded".into());
         }
+        verdict.unknown_reasons.extend(self.exercised_nothing());
         for slot in &mut self.slots {
             let kind = slot.findings.kind;
             let outcome = match &slot.panicked {
@@ -287,30 +320,13 @@ impl Engine {
                     }
                 }
             };
-            let fails = self.fail_on.contains(&kind);
-            let (status, note) = match &outcome {
-                Outcome::Checked => ("checked", None),
-                Outcome::NotApplicable(why) => ("not applicable", Some(why.clone())),
-                Outcome::Unknown(why) => {
-                    verdict.unknown_reasons.push(why.clone());
-                    ("unknown", Some(why.clone()))
-                }
-            };
-            let mut s = json!({
-                "status": status,
-                "count": slot.findings.total,
-                "fails_run": fails,
-            });
-            if let Some(n) = note {
-                s["note"] = json!(n);
+            if let Outcome::Unknown(why) = &outcome {
+                verdict.unknown_reasons.push(why.clone());
             }
-            if slot.findings.total > slot.findings.reported.len() as u64 {
-                s["reported"] = json!(slot.findings.reported.len());
-            }
-            verdict.stats.insert(kind.as_str().into(), s);
-            for mut a in slot.findings.reported.drain(..) {
-                a.fails = fails;
-                verdict.anomalies.push(a);
+            let paired = slot.findings.paired.take();
+            record(&mut verdict, &mut slot.findings, &outcome, &self.fail_on);
+            if let Some(mut paired) = paired {
+                record(&mut verdict, &mut paired, &outcome, &self.fail_on);
             }
         }
         verdict.valid = if verdict.anomalies.iter().any(|a| a.fails) {
@@ -321,6 +337,32 @@ impl Engine {
             Validity::Valid
         };
         verdict
+    }
+}
+
+/// One kind's stats entry and its anomalies, into the verdict.
+fn record(verdict: &mut Verdict, f: &mut Findings, outcome: &Outcome, fail_on: &[AnomalyKind]) {
+    let fails = fail_on.contains(&f.kind);
+    let (status, note) = match outcome {
+        Outcome::Checked => ("checked", None),
+        Outcome::NotApplicable(why) => ("not applicable", Some(why)),
+        Outcome::Unknown(why) => ("unknown", Some(why)),
+    };
+    let mut s = json!({
+        "status": status,
+        "count": f.total,
+        "fails_run": fails,
+    });
+    if let Some(n) = note {
+        s["note"] = json!(n);
+    }
+    if f.total > f.reported.len() as u64 {
+        s["reported"] = json!(f.reported.len());
+    }
+    verdict.stats.insert(f.kind.as_str().into(), s);
+    for mut a in f.reported.drain(..) {
+        a.fails = fails;
+        verdict.anomalies.push(a);
     }
 }
 

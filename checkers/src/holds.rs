@@ -167,6 +167,11 @@ impl HoldBook {
         self.by_lock.get(lock).map_or(&[], |v| v.as_slice())
     }
 
+    /// Every open hold, of every lock.
+    pub fn iter(&self) -> impl Iterator<Item = &Hold> {
+        self.by_lock.iter().flat_map(|(_, v)| v)
+    }
+
     /// Every open hold of a process.
     pub fn held_by(&self, process: u32) -> impl Iterator<Item = &Hold> {
         self.by_lock

@@ -34,7 +34,7 @@ pub use engine::{check, check_stream, Engine};
 pub use results::store::CheckConfig;
 pub use results::Verdict;
 
-/// All eight checkers, configured from the test.
+/// The eight checkers (nine kinds), configured from the test.
 pub fn all_checkers(cfg: &CheckConfig) -> Vec<Box<dyn Checker>> {
     dispatch::standard(cfg)
         .into_iter()

@@ -271,7 +271,10 @@ pub fn generate_into(
         };
         pending[w as usize] = false;
         max_done = max_done.max(hold.token);
-        if let (Some(DoubleRelease), Some(p)) = (planted, &prev) {
+        // A second release of the previous hold (double-release), or the first, late release
+        // of a hold that ended in lease-lost (release-of-lost-lock: the new holder's own
+        // release will succeed, so nothing shows harm).
+        if let (Some(DoubleRelease | ReleaseOfLostLock), Some(p)) = (planted, &prev) {
             let inv = g.op(p.worker, OpType::Invoke, F::Release, Some(p));
             g.emit(inv);
             let mut done = g.op(p.worker, OpType::Ok, F::Release, Some(p));
@@ -398,6 +401,10 @@ pub fn generate_into(
             let mut done = g.op(w, OpType::Fail, F::Release, Some(&hold));
             done.result = Some(OpResult::ReleaseRejectedNotOwner);
             g.emit(done);
+        } else if defect == Some(ReleaseOfLostLock) && k + 1 == at {
+            // The holder notices its lease is gone and does not release (yet).
+            let lost = g.op(w, OpType::Info, F::LeaseLost, Some(&hold));
+            g.emit(lost);
         } else {
             g.emit(rel);
             let mut done = g.op(w, OpType::Ok, F::Release, Some(&hold));

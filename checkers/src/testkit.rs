@@ -60,6 +60,9 @@ pub trait EventExt: Sized {
     fn result(self, r: OpResult) -> Self;
     fn highest_before(self, t: u64) -> Self;
     fn at_ms(self, ms: u64) -> Self;
+    /// A nemesis event's targets (`value: {"fault": .., "targets": [..]}`).
+    fn targets(self, names: &[&str]) -> Self;
+    fn error(self, why: &str) -> Self;
 }
 
 impl EventExt for Event {
@@ -105,6 +108,18 @@ impl EventExt for Event {
     }
     fn at_ms(mut self, ms: u64) -> Self {
         self.time = ms * MS;
+        self
+    }
+    fn targets(mut self, names: &[&str]) -> Self {
+        let fault = match &self.f {
+            F::Start(f) | F::Stop(f) => f.clone(),
+            other => other.as_str().into_owned(),
+        };
+        self.value = Some(serde_json::json!({ "fault": fault, "targets": names }));
+        self
+    }
+    fn error(mut self, why: &str) -> Self {
+        self.error = Some(why.into());
         self
     }
 }
@@ -162,9 +177,10 @@ pub fn log(entries: impl IntoIterator<Item = ResourceEntry>) -> Vec<ResourceEntr
 
 /// The training timeline: worker-A (process 1) takes lease-1 with token 1 and is paused past
 /// the TTL; worker-B (process 2) takes lease-2 with token 2 and writes v2; A wakes, writes v1,
-/// then releases with its old handle. With a fencing resource and an owner-checked release, A's
-/// write is rejected-stale-fence and its release release-rejected-not-owner; without, both are
-/// accepted.
+/// then releases with its old handle; B releases last. With a fencing resource and an
+/// owner-checked release, A's write is rejected-stale-fence, A's release
+/// release-rejected-not-owner and B's release released; without, A's write and release are both
+/// accepted, and B's release finds its lease gone (A's delete by name removed it).
 pub fn training_timeline(fenced: bool) -> (Vec<Event>, Vec<ResourceEntry>) {
     let lock = "report:417:rebuild";
     let key = "report:417";
@@ -187,6 +203,11 @@ pub fn training_timeline(fenced: bool) -> (Vec<Event>, Vec<ResourceEntry>) {
     };
     let a_write_kind = if fenced { fail } else { ok };
     let a_release_kind = if fenced { fail } else { ok };
+    let (b_release_kind, b_release) = if fenced {
+        (ok as fn(u32, F) -> Event, Released)
+    } else {
+        (fail as fn(u32, F) -> Event, ReleaseRejectedNotOwner)
+    };
     let h = history([
         invoke(1, Acquire).lock(lock).at_ms(0),
         a(ok(1, Acquire)).at_ms(10),
@@ -219,6 +240,8 @@ pub fn training_timeline(fenced: bool) -> (Vec<Event>, Vec<ResourceEntry>) {
             .at_ms(6020),
         a(invoke(1, Release)).at_ms(6030),
         a(a_release_kind(1, Release)).result(a_release).at_ms(6040),
+        b(invoke(2, Release)).at_ms(6050),
+        b(b_release_kind(2, Release)).result(b_release).at_ms(6060),
     ]);
     let mut r2 = res(key, Some(2), "training-lease-2", WriteResult::Accepted);
     r2.owner = "worker-B".into();

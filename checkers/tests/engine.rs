@@ -5,7 +5,7 @@ mod common;
 use checkers::testkit::*;
 use checkers::{check, CheckConfig, Checker, Context, End, Engine, Findings, Outcome};
 use common::*;
-use results::{AnomalyKind, EventRef, Validity};
+use results::{AnomalyKind, EventRef, Validity, WriteResult};
 
 struct Panics;
 impl Checker for Panics {
@@ -220,14 +220,14 @@ fn direct_and_vtable_calls_to_the_standard_checkers_give_the_same_verdict() {
     );
 }
 
-/// The standard set is the eight kinds of DESIGN.md, once each, in the order the verdict lists
-/// them (the order of `AnomalyKind::ALL`).
+/// The standard set covers the nine kinds of DESIGN.md, once each, in the order the verdict
+/// lists them (the order of `AnomalyKind::ALL`); a paired kind comes right after its checker's.
 #[test]
-fn the_standard_checkers_are_the_eight_kinds_in_report_order() {
+fn the_standard_checkers_are_the_nine_kinds_in_report_order() {
     let cfg = CheckConfig::default();
     let kinds: Vec<AnomalyKind> = checkers::all_checkers(&cfg)
         .iter()
-        .map(|c| c.kind())
+        .flat_map(|c| std::iter::once(c.kind()).chain(c.paired_kind()))
         .collect();
     assert_eq!(kinds, AnomalyKind::ALL.to_vec());
     let v = check(&history([invoke(1, Acquire).lock("l")]), Some(&[]), &cfg);
@@ -241,4 +241,61 @@ fn the_standard_checkers_are_the_eight_kinds_in_report_order() {
     let mut sorted = listed.clone();
     sorted.sort();
     assert_eq!(in_stats, sorted, "every kind has its status in the stats");
+}
+
+/// Issue 16, point 4: a run that attempted acquires and got none, or attempted writes the
+/// resource never decided, exercised nothing; it is unknown with that reason, never valid.
+#[test]
+fn a_run_that_exercised_nothing_is_unknown_with_the_reason() {
+    let cfg = CheckConfig::default();
+    let refused = history([
+        invoke(1, Acquire).lock("l"),
+        fail(1, Acquire).lock("l"),
+        invoke(2, Acquire).lock("l"),
+        fail(2, Acquire).lock("l"),
+    ]);
+    let v = check(&refused, Some(&[]), &cfg);
+    assert_eq!(v.valid, Validity::Unknown);
+    assert!(v.anomalies.is_empty());
+    assert_eq!(
+        v.unknown_reasons,
+        vec!["2 acquires were attempted and none succeeded: the run exercised no hold"]
+    );
+    let undecided = history([
+        invoke(1, Acquire).lock("l"),
+        ok(1, Acquire).lock("l").lease("L1"),
+        invoke(1, Write).key("k").op_id("1-0"),
+        fail(1, Write).key("k").op_id("1-0"),
+    ]);
+    let v = check(&undecided, Some(&[]), &cfg);
+    assert_eq!(v.valid, Validity::Unknown);
+    assert!(
+        v.unknown_reasons[0].starts_with("1 writes were attempted and the resource decided none"),
+        "{:?}",
+        v.unknown_reasons
+    );
+    // One decided write, one granted acquire: the run exercised both.
+    let decided = log([res("k", None, "L1", WriteResult::RejectedStaleFence)]);
+    assert_eq!(
+        check(&undecided, Some(&decided), &cfg).valid,
+        Validity::Valid
+    );
+}
+
+/// Issue 16, point 9: two holds overlap from the moment the second holder acquired, not from
+/// the first hold's start.
+#[test]
+fn an_anomaly_is_dated_when_it_became_true() {
+    let h = history([
+        invoke(1, Acquire).lock("l").at_ms(1),
+        ok(1, Acquire).lock("l").lease("L1").token(1).at_ms(2),
+        invoke(2, Acquire).lock("l").at_ms(3000),
+        ok(2, Acquire).lock("l").lease("L2").token(2).at_ms(3100),
+    ]);
+    let v = check(&h, Some(&[]), &CheckConfig::default());
+    let ch = &v.anomalies[0];
+    assert_eq!(ch.kind, AnomalyKind::ConcurrentHolders);
+    assert_eq!(ch.evidence.times, vec![2_000_000, 3_100_000_000]);
+    assert_eq!(ch.at, Some(3_100_000_000));
+    assert_eq!(ch.when(), Some(3_100_000_000));
 }

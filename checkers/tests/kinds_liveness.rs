@@ -159,3 +159,120 @@ fn a_deadline_passed_with_only_unrelated_events_after_it_is_judged_at_the_end() 
     let v = with_ttl(&history(events), &[], 1000, 1000);
     assert_eq!(only(&v, StuckLock).len(), 1, "{:#?}", v.anomalies);
 }
+
+/// worker-1 (process 1) holds `l` from 5 ms; the nemesis hits it with `fault` at 10 ms; worker-2
+/// tries (and fails) every 200 ms for 3 s; `stop_ms` ends the fault, if ever.
+fn holder_fault_then_others_try(fault: &str, exit: bool, stop_ms: Option<u64>) -> Vec<Event> {
+    let mut events = vec![
+        invoke(1, Acquire).lock("l").at_ms(0),
+        ok(1, Acquire)
+            .lock("l")
+            .owner("worker-1")
+            .lease("L1")
+            .at_ms(5),
+        start(fault).targets(&["worker-1"]).at_ms(10),
+    ];
+    if exit {
+        events.push(info(1, Exit).at_ms(11));
+    }
+    for i in 0..15u64 {
+        let t = 20 + i * 200;
+        if let Some(s) = stop_ms.filter(|s| (t..t + 200).contains(s)) {
+            events.push(stop(fault).targets(&["worker-1"]).at_ms(s));
+        }
+        events.push(invoke(2, Acquire).lock("l").at_ms(t));
+        events.push(fail(2, Acquire).lock("l").at_ms(t + 5));
+    }
+    history(events)
+}
+
+/// Issue 16, point 1: a killed holder with no `stop-kill-holder` after it used to suspend the
+/// clock for the rest of the run. Faults on workers never suspend it: a crashed holder is what
+/// stuck-lock exists for.
+#[test]
+fn a_killed_holder_does_not_suspend_the_clock_and_its_lock_left_held_is_stuck() {
+    let v = with_ttl(
+        &holder_fault_then_others_try("kill-holder", true, None),
+        &[],
+        1000,
+        1000,
+    );
+    let stuck = only(&v, StuckLock);
+    assert_eq!(stuck.len(), 1, "{:#?}", v.anomalies);
+    assert!(stuck[0].evidence.other["reason"]
+        .as_str()
+        .unwrap()
+        .contains("holder process 1 exited"));
+    // It became true at the deadline: the exit (11 ms) + ttl + slack.
+    assert_eq!(stuck[0].at, Some(2_011_000_000));
+    assert_eq!(v.valid, Validity::Invalid);
+}
+
+#[test]
+fn a_holder_frozen_past_ttl_and_slack_while_others_try_leaves_a_stuck_lock() {
+    let v = with_ttl(
+        &holder_fault_then_others_try("pause-holder", false, None),
+        &[],
+        1000,
+        1000,
+    );
+    let stuck = only(&v, StuckLock);
+    assert_eq!(stuck.len(), 1, "{:#?}", v.anomalies);
+    assert!(stuck[0].evidence.other["reason"]
+        .as_str()
+        .unwrap()
+        .contains("pause-holder froze or cut off holder process 1"));
+    // A pause that ends before the deadline gives the holder back: nothing to judge.
+    let v = with_ttl(
+        &holder_fault_then_others_try("pause-holder", false, Some(1500)),
+        &[],
+        1000,
+        1000,
+    );
+    assert!(only(&v, StuckLock).is_empty(), "{:#?}", v.anomalies);
+}
+
+#[test]
+fn isolating_a_worker_that_holds_nothing_cuts_a_trying_client_off_and_suspends_the_clock() {
+    let mut events = holder_fault_then_others_try("kill-holder", true, None);
+    // The same history, but a partition cuts the trying worker-2 off the service first.
+    events.insert(2, start("isolate-worker").targets(&["worker-2"]).at_ms(6));
+    let v = with_ttl(&history(events), &[], 1000, 1000);
+    assert!(only(&v, StuckLock).is_empty(), "{:#?}", v.anomalies);
+    // Isolating the holder itself is a fault on a worker: its lock must become free.
+    let v = with_ttl(
+        &holder_fault_then_others_try("isolate-worker", false, None),
+        &[],
+        1000,
+        1000,
+    );
+    assert_eq!(only(&v, StuckLock).len(), 1, "{:#?}", v.anomalies);
+}
+
+/// Issue 16, point 7 (the checker's side): a node that died outside the plan is a fault of the
+/// service nobody healed.
+#[test]
+fn a_node_that_died_outside_the_plan_suspends_the_clock_like_any_service_fault() {
+    let mut events = holder_fault_then_others_try("kill-holder", true, None);
+    events.insert(
+        2,
+        start(results::fault::NODE_DIED)
+            .targets(&["etcd-2"])
+            .at_ms(6),
+    );
+    let v = with_ttl(&history(events), &[], 1000, 1000);
+    assert!(only(&v, StuckLock).is_empty(), "{:#?}", v.anomalies);
+}
+
+#[test]
+fn a_fault_start_the_nemesis_skipped_changes_nothing() {
+    let mut events = holder_fault_then_others_try("kill-holder", true, None);
+    events.insert(
+        2,
+        start("halves")
+            .error("skipped: the system reports no leader")
+            .at_ms(6),
+    );
+    let v = with_ttl(&history(events), &[], 1000, 1000);
+    assert_eq!(only(&v, StuckLock).len(), 1, "{:#?}", v.anomalies);
+}

@@ -133,13 +133,15 @@ fn tokenless_recipes_make_token_checkers_not_applicable() {
 }
 
 #[test]
-fn a_stale_owners_successful_release_is_a_double_release() {
-    // A holds L1; B acquires L2 (A's lease expired while paused); A's release says released.
+fn a_stale_owners_release_that_freed_the_holders_lock_is_a_double_release() {
+    // A holds L1; B acquires L2 (A's lease expired while paused); A's release says released;
+    // then C acquires while B still holds: the stale release freed B's lock.
     let v = verdict(
         &h([
             acquire(1, "L1", 1),
             acquire(2, "L2", 2),
             release(1, "L1", 1),
+            acquire(3, "L3", 3),
         ]),
         &[],
     );
@@ -148,21 +150,117 @@ fn a_stale_owners_successful_release_is_a_double_release() {
     let e = &dr[0].evidence;
     assert_eq!(e.lease.as_deref(), Some("L1"));
     assert_eq!(e.other["holder_lease"], "L2");
-    assert_eq!(e.indices, vec![1, 3, 4, 5]);
+    assert_eq!(e.indices, vec![1, 3, 4, 5, 7]);
+    assert!(e.other["harm"]
+        .as_str()
+        .unwrap()
+        .contains("process 3 acquired it"));
+    assert_eq!(
+        dr[0].at,
+        Some(e.times[3]),
+        "it became true at the stale release"
+    );
     assert!(dr[0].diagnosis.next_action.contains("compare-and-delete"));
+    assert!(only(&v, ReleaseOfLostLock).is_empty());
     assert_eq!(v.valid, Validity::Invalid);
+}
+
+#[test]
+fn a_stale_release_whose_holder_then_finds_its_lock_gone_is_a_double_release() {
+    let mut events: Vec<Event> = [
+        acquire(1, "L1", 1),
+        acquire(2, "L2", 2),
+        release(1, "L1", 1),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    events.push(invoke(2, Release).lock("l").lease("L2").token(2));
+    events.push(
+        fail(2, Release)
+            .lock("l")
+            .lease("L2")
+            .token(2)
+            .result(ReleaseRejectedNotOwner),
+    );
+    let v = verdict(&history(events), &[]);
+    let dr = only(&v, DoubleRelease);
+    assert_eq!(dr.len(), 1, "{:#?}", v.anomalies);
+    assert!(dr[0].evidence.other["harm"]
+        .as_str()
+        .unwrap()
+        .contains("rejected as not-owner"));
+    assert_eq!(v.valid, Validity::Invalid);
+}
+
+/// Issue 16, point 8: a client library can answer `released` for a lock its expired session no
+/// longer owns, removing nothing. Without harm in the history that is not a double release.
+#[test]
+fn a_release_that_only_says_it_succeeded_is_a_release_of_a_lost_lock_not_a_double_release() {
+    let v = verdict(
+        &h([
+            acquire(1, "L1", 1),
+            acquire(2, "L2", 2),
+            release(1, "L1", 1),
+            // B's own release still succeeds: its lock was never freed under it.
+            release(2, "L2", 2),
+        ]),
+        &[],
+    );
+    assert!(only(&v, DoubleRelease).is_empty(), "{:#?}", v.anomalies);
+    let lost = only(&v, ReleaseOfLostLock);
+    assert_eq!(lost.len(), 1, "{:#?}", v.anomalies);
+    assert_eq!(lost[0].evidence.lease.as_deref(), Some("L1"));
+    assert_eq!(lost[0].evidence.other["holder_lease"], "L2");
+    assert!(!lost[0].fails);
+    assert!(!lost[0]
+        .diagnosis
+        .observation
+        .contains("removed someone else"));
+    assert_eq!(status(&v, DoubleRelease), "checked");
+    assert_eq!(
+        v.valid,
+        Validity::Valid,
+        "release-of-lost-lock is observed, like concurrent-holders"
+    );
+    // The same release with the history ending before anything shows harm.
+    let v = verdict(
+        &h([
+            acquire(1, "L1", 1),
+            acquire(2, "L2", 2),
+            release(1, "L1", 1),
+        ]),
+        &[],
+    );
+    assert_eq!(kinds(&v), vec![ReleaseOfLostLock, ConcurrentHolders]);
+    // And one acknowledged after the newer holder had already released: nobody held it.
+    let v = verdict(
+        &h([
+            acquire(1, "L1", 1),
+            acquire(2, "L2", 2),
+            release(2, "L2", 2),
+            release(1, "L1", 1),
+        ]),
+        &[],
+    );
+    assert_eq!(kinds(&v), vec![ReleaseOfLostLock, ConcurrentHolders]);
+    assert!(only(&v, ReleaseOfLostLock)[0]
+        .summary
+        .contains("nobody held it"));
 }
 
 #[test]
 fn a_stale_owner_that_noticed_its_lost_lease_and_still_released_is_a_double_release() {
     // Regression (found by the replay scenarios): the worker records lease-lost when it wakes
-    // from its pause, then sends the release it still holds the old handle for.
+    // from its pause, then sends the release it still holds the old handle for, and the lock
+    // is then taken from under the holder.
     let mut events: Vec<Event> = [acquire(1, "L1", 1), acquire(2, "L2", 2)]
         .into_iter()
         .flatten()
         .collect();
     events.push(info(1, LeaseLost).lock("l").lease("L1").token(1));
     events.extend(release(1, "L1", 1));
+    events.extend(acquire(3, "L3", 3));
     let v = verdict(&history(events), &[]);
     let dr = only(&v, DoubleRelease);
     assert_eq!(dr.len(), 1, "{:#?}", v.anomalies);

@@ -62,15 +62,82 @@ fn an_info_write_the_log_shows_accepted_still_counts() {
     assert_eq!(v.valid, Validity::Invalid);
 }
 
+/// Two tokenless grants of lock l: L1, then L2 invoked `after_ms` (L1's grant completes at 2 ms).
+fn tokenless_grants(after_ms: u64) -> Vec<results::Event> {
+    let mut events = vec![
+        invoke(1, Acquire).lock("l").at_ms(1),
+        ok(1, Acquire).lock("l").owner("w1").lease("L1").at_ms(2),
+        invoke(2, Acquire).lock("l").at_ms(after_ms),
+        ok(2, Acquire).lock("l").owner("w2").lease("L2").at_ms(10),
+    ];
+    events.sort_by_key(|e| e.time);
+    history(events)
+}
+
+/// Issue 16, point 5: Redlock and most client libraries hand out no token. Real time orders
+/// their generations: L1's grant completed before L2's acquire was invoked, so L1's write
+/// accepted after L2's is stale.
 #[test]
-fn writes_without_tokens_are_not_applicable_not_valid() {
+fn a_tokenless_write_of_an_older_grant_accepted_after_a_newer_ones_is_a_stale_accepted_write() {
     let r = log([
-        res("k", None, "lease-1", WriteResult::Accepted),
-        res("k", None, "lease-2", WriteResult::Accepted),
+        res("k", None, "L1", WriteResult::Accepted),
+        res("k", None, "L2", WriteResult::Accepted),
+        res("k", None, "L1", WriteResult::Accepted),
     ]);
-    let v = verdict(&idle(), &r);
-    assert_eq!(status(&v, StaleAcceptedWrite), "not applicable");
+    let v = verdict(&tokenless_grants(3), &r);
+    let stale = only(&v, StaleAcceptedWrite);
+    assert_eq!(stale.len(), 1, "{:#?}", v.anomalies);
+    let e = &stale[0].evidence;
+    assert_eq!(e.other["basis"], "grant-order");
+    assert_eq!(e.lock.as_deref(), Some("l"));
+    assert_eq!(e.lease.as_deref(), Some("L1"));
+    assert_eq!(e.other["newer_lease"], "L2");
+    // Both acquisitions (L1's grant, L2's invoke and grant) and both writes.
+    assert_eq!(e.indices, vec![1, 2, 3]);
+    assert_eq!(e.seqs, vec![1, 2]);
+    assert_eq!(stale[0].at, Some(r[2].time));
+    assert!(stale[0]
+        .diagnosis
+        .likely_boundary
+        .contains("no fence token"));
+    assert!(stale[0]
+        .diagnosis
+        .next_action
+        .contains("issues a fence token"));
+    assert!(stale[0].fails);
+    assert_eq!(v.valid, Validity::Invalid);
     assert_eq!(status(&v, DuplicateToken), "not applicable");
+}
+
+#[test]
+fn tokenless_writes_of_overlapping_grants_cannot_be_ordered_and_are_not_reported() {
+    // L2's acquire was invoked before L1's grant completed: neither is older.
+    let r = log([
+        res("k", None, "L2", WriteResult::Accepted),
+        res("k", None, "L1", WriteResult::Accepted),
+    ]);
+    let v = verdict(&tokenless_grants(1), &r);
+    assert!(
+        only(&v, StaleAcceptedWrite).is_empty(),
+        "{:#?}",
+        v.anomalies
+    );
+    assert_eq!(status(&v, StaleAcceptedWrite), "checked");
+    // Writes whose acquisitions the history does not show are left alone too.
+    let v = verdict(&idle(), &r);
+    assert!(only(&v, StaleAcceptedWrite).is_empty());
+    assert_eq!(status(&v, StaleAcceptedWrite), "checked");
+    // The token rule still marks its evidence.
+    let mut late = res("k", Some(1), "lease-1", WriteResult::Accepted);
+    late.highest_before = Some(2);
+    let v = verdict(
+        &idle(),
+        &log([res("k", Some(2), "lease-2", WriteResult::Accepted), late]),
+    );
+    assert_eq!(
+        only(&v, StaleAcceptedWrite)[0].evidence.other["basis"],
+        "token"
+    );
 }
 
 #[test]

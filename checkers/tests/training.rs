@@ -25,7 +25,8 @@ fn with_a_fencing_resource_the_run_is_valid_and_concurrent_holders_is_reported()
         Some("release-rejected-not-owner")
     );
     assert_eq!(status(&v, StaleAcceptedWrite), "checked");
-    assert_eq!(status(&v, DoubleRelease), "not applicable");
+    assert_eq!(status(&v, DoubleRelease), "checked");
+    assert!(only(&v, ReleaseOfLostLock).is_empty());
 }
 
 #[test]
@@ -62,7 +63,9 @@ fn without_fencing_the_run_is_invalid_with_stale_write_and_double_release() {
     assert_eq!(e.token, Some(1));
     assert_eq!(e.result.as_deref(), Some("released"));
     assert_eq!(e.other["holder_lease"], "training-lease-2");
-    assert_eq!(e.indices, vec![1, 4, 10, 11]);
+    // A's grant, B's grant, A's release invoke and ok, B's release rejected: the harm.
+    assert_eq!(e.indices, vec![1, 4, 10, 11, 13]);
+    assert_eq!(dr.at, Some(6_040_000_000), "true from the stale release on");
     assert!(dr
         .diagnosis
         .likely_boundary

@@ -74,7 +74,12 @@ impl Checker for ConcurrentHolders {
                  lost its lease or exited when process {p} acquired",
                 e.time, old.process
             );
-            out.push(summary, evidence, diagnosis::concurrent_holders(obs));
+            out.push(
+                e.time,
+                summary,
+                evidence,
+                diagnosis::concurrent_holders(obs),
+            );
         }
     }
 

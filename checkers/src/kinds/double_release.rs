@@ -1,16 +1,28 @@
-//! `double-release`: a release returned `released` although the acquisition it released no
-//! longer owned the lock — either another acquisition had completed after it and was still
-//! certainly held when the release was invoked and completed (a stale owner removed someone
-//! else's lock), or the same acquisition had already been released.
+//! `double-release` and its harmless counterpart `release-of-lost-lock`: a release returned
+//! `released` for an acquisition that no longer owned the lock. Which of the two it is depends
+//! on what the history shows afterwards, so one state machine sorts every such release:
 //!
-//! A release rejected as not-owner is the correct behaviour and never reported. Memory: the
-//! open holds, plus each live process's latest acquisition per lock and its pending release.
+//! - the same acquisition released twice (both acknowledged) is a `double-release` at once;
+//! - a release acknowledged for acquisition A while another acquisition B certainly held the
+//!   lock is a suspect until the history decides: if another acquisition C completes while B's
+//!   hold is still open, or B's own later release is rejected as not-owner, the lock was freed
+//!   under B — `double-release`. If B's process ends its part otherwise (its release succeeds,
+//!   it exits, an `info` retires it) or the history ends, nothing shows harm —
+//!   `release-of-lost-lock`;
+//! - a release acknowledged for A after another acquisition had completed, with nobody holding
+//!   the lock at that moment, is a `release-of-lost-lock` at once.
+//!
+//! A client library may well answer `released` for a node or key its expired session no
+//! longer owns, deleting nothing; only the first two cases' harm makes it a double release. A
+//! release rejected as not-owner is the correct behaviour and never reported. Memory: each live
+//! process's latest acquisition per lock and its pending release, the latest grant per lock, and
+//! the suspects awaiting judgement.
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::holds::{Acquisition, Hold};
 use crate::kinds::concurrent_holders::fmt_token;
-use crate::locks::LockId;
+use crate::locks::{LockId, PerLock};
 use crate::name::text;
 use crate::procs::PerProcess;
 use results::{AnomalyKind, EventRef, Evidence, OpResult, OpType, Process, F};
@@ -22,11 +34,20 @@ struct Acq {
     released_at: Option<u64>,
 }
 
+/// A release invoke awaiting its completion: (lock, index, time).
+type PendingRelease = (LockId, u64, u64);
+
+/// A release acknowledged for a lost lock while `holder` held it, awaiting the history's word.
 #[derive(Debug, Clone)]
-struct PendingRelease {
-    lock: LockId,
-    index: u64,
-    time: u64,
+struct Suspect {
+    /// The lock's name (a suspect may be judged at the end, without a context).
+    lock: String,
+    releaser: Hold,
+    process: u32,
+    /// History index and time of the release invoke and of its `ok`.
+    invoked: (u64, u64),
+    acknowledged: (u64, u64),
+    holder: Hold,
 }
 
 /// See the module doc.
@@ -35,12 +56,19 @@ pub struct DoubleRelease {
     /// Per live process: its latest acquisition of each lock.
     acqs: PerProcess<Vec<Acq>>,
     pending: PerProcess<PendingRelease>,
+    /// Per lock: the history index of its latest acquire `ok`.
+    latest: PerLock<Option<u64>>,
+    suspects: Vec<Suspect>,
     releases: u64,
 }
 
 impl Checker for DoubleRelease {
     fn kind(&self) -> AnomalyKind {
         AnomalyKind::DoubleRelease
+    }
+
+    fn paired_kind(&self) -> Option<AnomalyKind> {
+        Some(AnomalyKind::ReleaseOfLostLock)
     }
 
     fn interests(&self) -> Interests {
@@ -52,53 +80,57 @@ impl Checker for DoubleRelease {
     }
 
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
-        if let Process::Worker(p) = e.process {
-            match (&e.f, e.kind) {
-                (F::Acquire, OpType::Ok) => {
-                    if let Some(now) = cx.acquired {
-                        let list = self.acqs.at(p);
-                        let acq = Acq {
-                            acq: now.clone(),
-                            released_at: None,
-                        };
-                        match list.iter_mut().find(|a| a.acq.lock == now.lock) {
-                            Some(a) => *a = acq,
-                            None => list.push(acq),
-                        }
+        let Process::Worker(p) = e.process else {
+            return;
+        };
+        if !self.suspects.is_empty() {
+            self.judge(p, e, cx, out);
+        }
+        match (&e.f, e.kind) {
+            (F::Acquire, OpType::Ok) => {
+                if let Some(now) = cx.acquired {
+                    *self.latest.at(now.lock) = Some(now.index);
+                    let list = self.acqs.at(p);
+                    let acq = Acq {
+                        acq: now.clone(),
+                        released_at: None,
+                    };
+                    match list.iter_mut().find(|a| a.acq.lock == now.lock) {
+                        Some(a) => *a = acq,
+                        None => list.push(acq),
                     }
                 }
-                (F::Release, OpType::Invoke) => {
-                    if let Some(lock) = cx.lock {
-                        let rel = PendingRelease {
-                            lock,
-                            index: e.index,
-                            time: e.time,
-                        };
-                        self.pending.insert(p, rel);
-                    }
-                }
-                (F::Release, OpType::Ok) if e.result != Some(OpResult::ReleaseRejectedNotOwner) => {
-                    self.releases += 1;
-                    if let Some(rel) = self.pending.remove(p) {
-                        self.released(p, rel, (e, cx), out);
-                    }
-                }
-                (F::Release, _) => drop(self.pending.remove(p)),
-                // A worker that noticed its lease is gone is still the same process, and it
-                // may still send the release it holds the old handle for: exactly the stale
-                // release this checker exists to catch. Only a death or an indeterminate
-                // outcome (which retires the process id) forgets its acquisitions.
-                (F::LeaseLost, _) => {}
-                (F::Exit, _) | (_, OpType::Info) => {
-                    self.acqs.remove(p);
-                    self.pending.remove(p);
-                }
-                _ => {}
             }
+            (F::Release, OpType::Invoke) => {
+                if let Some(lock) = cx.lock {
+                    self.pending.insert(p, (lock, e.index, e.time));
+                }
+            }
+            (F::Release, OpType::Ok) if e.result != Some(OpResult::ReleaseRejectedNotOwner) => {
+                self.releases += 1;
+                if let Some(rel) = self.pending.remove(p) {
+                    self.released(p, rel, (e, cx), out);
+                }
+            }
+            (F::Release, _) => drop(self.pending.remove(p)),
+            // A worker that noticed its lease is gone is still the same process, and it
+            // may still send the release it holds the old handle for: exactly the stale
+            // release this checker exists to catch. Only a death or an indeterminate
+            // outcome (which retires the process id) forgets its acquisitions.
+            (F::LeaseLost, _) => {}
+            (F::Exit, _) | (_, OpType::Info) => {
+                self.acqs.remove(p);
+                self.pending.remove(p);
+            }
+            _ => {}
         }
     }
 
-    fn finish(&mut self, _end: &End, _out: &mut Findings) -> Outcome {
+    fn finish(&mut self, _end: &End, out: &mut Findings) -> Outcome {
+        // The history ended before it showed harm: the release only said it succeeded.
+        for s in std::mem::take(&mut self.suspects) {
+            lost_lock(&s, "the history ended", out);
+        }
         if self.releases == 0 {
             Outcome::NotApplicable("no release succeeded".into())
         } else {
@@ -108,89 +140,252 @@ impl Checker for DoubleRelease {
 }
 
 impl DoubleRelease {
+    /// Decides the suspects this event settles (see the module doc).
+    fn judge(&mut self, p: u32, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
+        let mut i = 0;
+        while i < self.suspects.len() {
+            let s = &self.suspects[i];
+            let holder_open = || {
+                cx.holds
+                    .open(s.holder.lock)
+                    .iter()
+                    .any(|h| h.same_as(&s.holder))
+            };
+            let verdict = match (&e.f, e.kind) {
+                // Another acquisition got the lock while the holder still held it.
+                (F::Acquire, OpType::Ok)
+                    if cx.acquired.is_some_and(|c| {
+                        c.lock == s.holder.lock && c.process != s.holder.process
+                    }) && holder_open() =>
+                {
+                    let c = cx.acquired.map(|c| (c.process, c.index));
+                    Some(Err(format!(
+                        "process {} acquired it at index {} while process {} still held it",
+                        c.map_or(0, |c| c.0),
+                        c.map_or(0, |c| c.1),
+                        s.holder.process
+                    )))
+                }
+                _ if p != s.holder.process => None,
+                (F::Release, OpType::Fail)
+                    if e.result == Some(OpResult::ReleaseRejectedNotOwner) =>
+                {
+                    Some(Err(format!(
+                        "process {p}'s own release at index {} was rejected as not-owner: its lock \
+                         was gone",
+                        e.index
+                    )))
+                }
+                (F::Release, OpType::Ok) => Some(Ok("the holder's own release succeeded")),
+                (F::Release, OpType::Info) | (F::Exit, _) | (_, OpType::Info) => {
+                    Some(Ok("the holder's process ended without showing it"))
+                }
+                _ => None,
+            };
+            match verdict {
+                None => i += 1,
+                Some(harm) => {
+                    let s = self.suspects.swap_remove(i);
+                    match harm {
+                        Err(shown) => freed_under_holder(&s, e, &shown, out),
+                        Ok(why) => lost_lock(&s, why, out),
+                    }
+                }
+            }
+        }
+    }
+
     fn released(
         &mut self,
         p: u32,
-        rel: PendingRelease,
+        (lock, rel_index, rel_time): PendingRelease,
         (e, cx): (&EventRef<'_>, &Context<'_>),
         out: &mut Findings,
     ) {
         let Some(acq) = self
             .acqs
             .get_mut(p)
-            .and_then(|l| l.iter_mut().find(|a| a.acq.lock == rel.lock))
+            .and_then(|l| l.iter_mut().find(|a| a.acq.lock == lock))
         else {
             return; // a release of nothing this process certainly acquired
         };
-        // Built only for a report: a release that is fine must not cost allocations.
-        let (rel_index, rel_time) = (rel.index, rel.time);
-        let lock = cx.locks.name(rel.lock);
-        let (released_at, acq) = (&mut acq.released_at, &*acq.acq);
-        let evidence = |acq: &Acquisition| {
-            let mut evidence = Evidence {
-                lock: Some(lock.to_string()),
-                owner: text(acq.owner()),
-                lease: text(acq.lease()),
-                token: acq.token,
-                result: Some(OpResult::Released.as_str().into()),
-                ..Default::default()
-            };
-            evidence.other.insert("process".into(), json!(p));
-            evidence
-        };
-        if let Some(first) = *released_at {
-            let mut evidence = evidence(acq);
-            evidence.indices = vec![acq.index, first, rel_index, e.index];
-            evidence.times = vec![acq.time, rel_time, e.time];
+        let first = acq.released_at.replace(e.index);
+        let a = acq.acq.clone();
+        if let Some(first) = first {
+            let mut evidence = evidence(cx.locks.name(lock), &a, p);
+            evidence.indices = vec![a.index, first, rel_index, e.index];
+            evidence.times = vec![a.time, rel_time, e.time];
             let summary = format!(
-                "process {p} released lock {lock} (lease {}) twice: first at index {first}, again at index {}",
-                acq.lease().unwrap_or("-"),
+                "process {p} released lock {} (lease {}) twice: first at index {first}, again at index {}",
+                cx.locks.name(lock),
+                a.lease().unwrap_or("-"),
                 e.index
             );
             let obs = format!(
                 "the acquisition at index {} was released at index {first} and its second \
                  release at index {} also returned released",
-                acq.index, e.index
+                a.index, e.index
             );
-            out.push(summary, evidence, diagnosis::double_release_twice(obs));
-        } else if let Some(h) = cx
-            .holds
-            .open(acq.lock)
-            .iter()
-            .find(|h| h.process != p && h.index > acq.index && h.index < rel_index)
-        {
-            let mut evidence = evidence(acq);
-            evidence.indices = vec![acq.index, h.index, rel_index, e.index];
-            evidence.times = vec![acq.time, h.time, rel_time, e.time];
-            evidence
-                .other
-                .insert("holder_process".into(), json!(h.process));
-            evidence
-                .other
-                .insert("holder_owner".into(), json!(h.owner()));
-            evidence
-                .other
-                .insert("holder_lease".into(), json!(h.lease()));
-            evidence.other.insert("holder_token".into(), json!(h.token));
-            let summary = format!(
-                "stale owner process {p} (lease {}, token {}) released lock {lock} at index {} while \
-                 process {} held it (lease {}, token {}, acquired at index {})",
-                acq.lease().unwrap_or("-"),
-                fmt_token(acq.token),
-                e.index,
-                h.process,
-                h.lease().unwrap_or("-"),
-                fmt_token(h.token),
-                h.index
+            out.push(
+                e.time,
+                summary,
+                evidence,
+                diagnosis::double_release_twice(obs),
             );
-            let obs = format!(
-                "a release with the old handle {} returned released while lease {} was the \
-                 current holder of {lock}",
-                acq.lease().unwrap_or("-"),
-                h.lease().unwrap_or("-"),
-            );
-            out.push(summary, evidence, diagnosis::double_release_stale(obs));
+            return;
         }
-        *released_at = Some(e.index);
+        let lost = self
+            .latest
+            .get(lock)
+            .copied()
+            .flatten()
+            .is_some_and(|l| l > a.index);
+        if !lost {
+            return;
+        }
+        let holder = cx
+            .holds
+            .open(lock)
+            .iter()
+            .filter(|h| h.process != p && h.index > a.index && h.index < rel_index)
+            .max_by_key(|h| h.index);
+        match holder {
+            Some(holder) => self.suspects.push(Suspect {
+                lock: cx.locks.name(lock).to_string(),
+                releaser: a,
+                process: p,
+                invoked: (rel_index, rel_time),
+                acknowledged: (e.index, e.time),
+                holder: holder.clone(),
+            }),
+            None => lost_lock_alone(&a, p, (rel_index, e), cx, out),
+        }
     }
+}
+
+fn evidence(lock: &str, acq: &Acquisition, p: u32) -> Evidence {
+    let mut evidence = Evidence {
+        lock: Some(lock.to_string()),
+        owner: text(acq.owner()),
+        lease: text(acq.lease()),
+        token: acq.token,
+        result: Some(OpResult::Released.as_str().into()),
+        ..Default::default()
+    };
+    evidence.other.insert("process".into(), json!(p));
+    evidence
+}
+
+fn suspect_evidence(s: &Suspect) -> Evidence {
+    let (a, h) = (&s.releaser, &s.holder);
+    let mut evidence = evidence(&s.lock, a, s.process);
+    evidence.indices = vec![a.index, h.index, s.invoked.0, s.acknowledged.0];
+    evidence.times = vec![a.time, h.time, s.invoked.1, s.acknowledged.1];
+    evidence
+        .other
+        .insert("holder_process".into(), json!(h.process));
+    evidence
+        .other
+        .insert("holder_owner".into(), json!(h.owner()));
+    evidence
+        .other
+        .insert("holder_lease".into(), json!(h.lease()));
+    evidence.other.insert("holder_token".into(), json!(h.token));
+    evidence
+}
+
+/// The history showed the lock freed under its holder: a double release.
+fn freed_under_holder(s: &Suspect, e: &EventRef<'_>, shown: &str, out: &mut Findings) {
+    let lock = &s.lock;
+    let (a, h) = (&s.releaser, &s.holder);
+    let mut evidence = suspect_evidence(s);
+    evidence.indices.push(e.index);
+    evidence.times.push(e.time);
+    evidence.other.insert("harm".into(), json!(shown));
+    let summary = format!(
+        "stale owner process {} (lease {}, token {}) released lock {lock} at index {} while \
+         process {} held it (lease {}, token {}, acquired at index {}); then {shown}",
+        s.process,
+        a.lease().unwrap_or("-"),
+        fmt_token(a.token),
+        s.acknowledged.0,
+        h.process,
+        h.lease().unwrap_or("-"),
+        fmt_token(h.token),
+        h.index
+    );
+    let obs = format!(
+        "a release with the old handle {} returned released while lease {} was the current \
+         holder of {lock}, and {shown}",
+        a.lease().unwrap_or("-"),
+        h.lease().unwrap_or("-"),
+    );
+    // It became true when the stale release freed the lock.
+    out.push(
+        s.acknowledged.1,
+        summary,
+        evidence,
+        diagnosis::double_release_stale(obs),
+    );
+}
+
+/// The release only said it succeeded: nothing in the history shows the holder's lock freed.
+fn lost_lock(s: &Suspect, why: &str, out: &mut Findings) {
+    let out = out.paired();
+    let (a, h) = (&s.releaser, &s.holder);
+    let mut evidence = suspect_evidence(s);
+    evidence.other.insert("no_harm_shown".into(), json!(why));
+    let summary = format!(
+        "process {} was told released for lease {} of lock {} at index {} although process {} \
+         (lease {}, acquired at index {}) held it; {why}, and no harm to it was seen",
+        s.process,
+        a.lease().unwrap_or("-"),
+        s.lock,
+        s.acknowledged.0,
+        h.process,
+        h.lease().unwrap_or("-"),
+        h.index
+    );
+    let obs = format!(
+        "the release of lease {} was acknowledged after lease {} had acquired the lock; {why}",
+        a.lease().unwrap_or("-"),
+        h.lease().unwrap_or("-"),
+    );
+    out.push(
+        s.acknowledged.1,
+        summary,
+        evidence,
+        diagnosis::release_of_lost_lock(obs),
+    );
+}
+
+/// A release acknowledged after another acquisition had completed, with nobody holding.
+fn lost_lock_alone(
+    a: &Acquisition,
+    p: u32,
+    (rel_index, e): (u64, &EventRef<'_>),
+    cx: &Context<'_>,
+    out: &mut Findings,
+) {
+    let lock = cx.locks.name(a.lock);
+    let mut evidence = evidence(lock, a, p);
+    evidence.indices = vec![a.index, rel_index, e.index];
+    evidence.times = vec![a.time, e.time];
+    let summary = format!(
+        "process {p} was told released for lease {} of lock {lock} at index {}, after another \
+         acquisition had taken the lock; nobody held it then",
+        a.lease().unwrap_or("-"),
+        e.index
+    );
+    let obs = format!(
+        "the acquisition at index {} had lost {lock} to a later one before its release was \
+         acknowledged at index {}",
+        a.index, e.index
+    );
+    out.paired().push(
+        e.time,
+        summary,
+        evidence,
+        diagnosis::release_of_lost_lock(obs),
+    );
 }

@@ -72,7 +72,7 @@ impl Checker for DuplicateEffect {
             "the resource applied operation {} at {where_first} and again at seq {}",
             r.op_id, r.seq
         );
-        out.push(summary, evidence, diagnosis::duplicate_effect(obs));
+        out.push(r.time, summary, evidence, diagnosis::duplicate_effect(obs));
     }
 
     fn finish(&mut self, end: &End, _out: &mut Findings) -> Outcome {

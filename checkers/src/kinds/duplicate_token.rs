@@ -122,7 +122,12 @@ impl Checker for DuplicateToken {
                 "two leases ({} and {}) both wrote key {} with token {t}",
                 first.0, r.lease, r.key
             );
-            out.push(summary, evidence, diagnosis::duplicate_token_resource(obs));
+            out.push(
+                r.time,
+                summary,
+                evidence,
+                diagnosis::duplicate_token_resource(obs),
+            );
             if k.leases.len() < 8 {
                 k.leases.push((
                     Name::from(r.lease.as_ref()),
@@ -260,5 +265,10 @@ fn report(lock: &str, x: &Acquisition, y: &Acquisition, out: &mut Findings) {
         "two acquisitions of {lock} with different leases both hold token {}",
         y.fence()
     );
-    out.push(summary, evidence, diagnosis::duplicate_token_history(obs));
+    out.push(
+        y.time,
+        summary,
+        evidence,
+        diagnosis::duplicate_token_history(obs),
+    );
 }

@@ -103,7 +103,7 @@ impl Checker for LostUpdate {
                         "{} acknowledged increments are missing",
                         lower as i128 - v as i128
                     );
-                    out.push(summary, evidence, diagnosis::lost_update_low(obs));
+                    out.push(e.time, summary, evidence, diagnosis::lost_update_low(obs));
                 } else {
                     let summary = format!(
                         "counter {key} read {v} at index {} but at most {upper} increments had been attempted",
@@ -113,7 +113,7 @@ impl Checker for LostUpdate {
                         "the counter is {} above every attempted increment",
                         v as i128 - upper as i128
                     );
-                    out.push(summary, evidence, diagnosis::lost_update_high(obs));
+                    out.push(e.time, summary, evidence, diagnosis::lost_update_high(obs));
                 }
             }
             (F::Read, _) => drop(self.reads.remove(&p)),

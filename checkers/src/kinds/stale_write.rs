@@ -1,14 +1,24 @@
-//! `stale-accepted-write`: the resource accepted a write for key K with token t after it had
-//! accepted a write for K with a token greater than t. The resource log is the ground truth: an
-//! `info` write (the worker never learned the outcome) that the log shows accepted still counts,
-//! and a stale token the resource *rejected* is fencing working, never an anomaly.
-//! Memory: the highest accepted write per key.
+//! `stale-accepted-write`: the resource accepted a write for key K from an older generation after
+//! it had accepted one from a newer generation. Two bases, because not every lock hands out a
+//! token:
+//! - `basis: token`: a write with token t was accepted after a write with a token greater than
+//!   t (the resource log's `highest_before` counts too: the log may be partial);
+//! - `basis: grant-order` (recipes and client libraries without tokens): acquisition X's acquire
+//!   completed before acquisition Y's was invoked (same lock), the resource accepted Y's write
+//!   to K, and afterwards X's write to K. Real time orders the generations where no token does.
+//!
+//! The resource log is the ground truth: an `info` write (the worker never learned the outcome)
+//! that the log shows accepted still counts, and a stale token the resource *rejected* is
+//! fencing working, never an anomaly. Memory: the highest accepted token per key; for tokenless
+//! acquisitions, each one's grant times (until the resource log is read) and per key the
+//! newest generation accepted so far.
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::hashing::FastMap;
 use crate::kinds::resource_presence::Presence;
-use results::{AnomalyKind, EventRef, Evidence, ResourceRef};
+use crate::procs::PerProcess;
+use results::{AnomalyKind, EventRef, Evidence, OpType, Process, ResourceRef, F};
 use serde_json::json;
 
 #[derive(Debug)]
@@ -20,11 +30,37 @@ struct Highest {
     lease: String,
 }
 
+/// A tokenless acquisition as the history granted it: what orders it against the others.
+#[derive(Debug, Clone)]
+struct Grant {
+    lock: String,
+    process: u32,
+    owner: String,
+    lease: String,
+    /// History index and time of its acquire invoke and of its `ok`.
+    invoked: (u64, u64),
+    granted: (u64, u64),
+}
+
+/// The newest generation whose write to a key (of one lock) the resource accepted so far.
+#[derive(Debug, Clone)]
+struct Newest {
+    grant: Grant,
+    seq: u64,
+    time: u64,
+}
+
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct StaleAcceptedWrite {
     presence: Presence,
     highest: FastMap<String, Highest>,
+    /// Per process: index and time of its pending acquire invoke.
+    invoked: PerProcess<(u64, u64)>,
+    /// Tokenless acquisitions by lease.
+    grants: FastMap<String, Grant>,
+    /// Per (key, lock): the accepted tokenless write whose acquire was invoked last.
+    newest: FastMap<(String, String), Newest>,
 }
 
 impl Checker for StaleAcceptedWrite {
@@ -32,40 +68,72 @@ impl Checker for StaleAcceptedWrite {
         AnomalyKind::StaleAcceptedWrite
     }
 
-    fn uses_shared(&self) -> bool {
-        false
-    }
-
     fn interests(&self) -> Interests {
         Interests::WRITE
+            | Interests::ACQUIRE.only(OpType::Invoke)
+            | Interests::ACQUIRE.only(OpType::Ok)
     }
 
-    fn event(&mut self, e: &EventRef<'_>, _cx: &Context<'_>, _out: &mut Findings) {
-        self.presence.event(e);
+    fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, _out: &mut Findings) {
+        let Process::Worker(p) = e.process else {
+            return;
+        };
+        match (&e.f, e.kind) {
+            (F::Write, _) => self.presence.event(e),
+            (F::Acquire, OpType::Invoke) => drop(self.invoked.insert(p, (e.index, e.time))),
+            (F::Acquire, OpType::Ok) => {
+                let invoked = self.invoked.remove(p);
+                // A token orders generations by itself: only tokenless grants are remembered.
+                let (None, Some(a), Some(invoked)) = (e.token, cx.acquired, invoked) else {
+                    return;
+                };
+                let Some(lease) = a.lease().filter(|l| !l.is_empty()) else {
+                    return;
+                };
+                let grant = Grant {
+                    lock: cx.locks.name(a.lock).to_string(),
+                    process: p,
+                    owner: a.owner().unwrap_or_default().to_string(),
+                    lease: lease.to_string(),
+                    invoked,
+                    granted: (e.index, e.time),
+                };
+                self.grants.insert(grant.lease.clone(), grant);
+            }
+            _ => {}
+        }
     }
 
     fn resource(&mut self, r: &ResourceRef<'_>, out: &mut Findings) {
         self.presence.entries += 1;
-        let Some(t) = r.token else { return };
-        self.presence.with_token += 1;
-        if !r.result.is_accepted() {
-            return;
+        match r.token {
+            Some(t) => {
+                self.presence.with_token += 1;
+                if r.result.is_accepted() {
+                    self.by_token(r, t, out);
+                }
+            }
+            None if r.result.is_accepted() => self.by_grant_order(r, out),
+            None => {}
         }
+    }
+
+    fn finish(&mut self, end: &End, _out: &mut Findings) -> Outcome {
+        // Writes without tokens are judged by grant order: the checker needs no token.
+        self.presence.outcome(end, false)
+    }
+}
+
+impl StaleAcceptedWrite {
+    fn by_token(&mut self, r: &ResourceRef<'_>, t: u64, out: &mut Findings) {
         let h = self.highest.get(r.key.as_ref());
         let known = h.map(|h| h.token).filter(|&h| h > t);
         // The resource's own record of what it had is evidence too (the log may be partial).
         let admitted = r.highest_before.filter(|&h| h > t);
         if known.is_some() || admitted.is_some() {
             let newer = known.max(admitted).unwrap_or(t);
-            let mut evidence = Evidence {
-                key: Some(r.key.to_string()),
-                owner: Some(r.owner.to_string()),
-                lease: Some(r.lease.to_string()),
-                token: Some(t),
-                highest_before: r.highest_before,
-                result: Some(r.result.as_str().into()),
-                ..Default::default()
-            };
+            let mut evidence = write_evidence(r, "token");
+            evidence.token = Some(t);
             if let Some(h) = h.filter(|h| h.token > t) {
                 evidence.seqs = vec![h.seq, r.seq];
                 evidence.times = vec![h.time, r.time];
@@ -76,8 +144,6 @@ impl Checker for StaleAcceptedWrite {
                 evidence.seqs = vec![r.seq];
                 evidence.times = vec![r.time];
             }
-            evidence.other.insert("process".into(), json!(r.process));
-            evidence.other.insert("op_id".into(), json!(r.op_id));
             let summary = format!(
                 "key {}: token {t} from {} (lease {}) accepted at seq {} after token {newer} had been accepted",
                 r.key, r.owner, r.lease, r.seq
@@ -87,7 +153,12 @@ impl Checker for StaleAcceptedWrite {
                  generations' writes took effect",
                 r.key
             );
-            out.push(summary, evidence, diagnosis::stale_accepted_write(obs));
+            out.push(
+                r.time,
+                summary,
+                evidence,
+                diagnosis::stale_accepted_write(obs),
+            );
             return;
         }
         match self.highest.get_mut(r.key.as_ref()) {
@@ -113,7 +184,78 @@ impl Checker for StaleAcceptedWrite {
         }
     }
 
-    fn finish(&mut self, end: &End, _out: &mut Findings) -> Outcome {
-        self.presence.outcome(end, true)
+    /// A tokenless write: stale when a generation granted after this one's grant completed had
+    /// its write accepted first. A write whose acquisition the history does not show (an `info`
+    /// acquire, another writer) cannot be ordered and is left alone.
+    fn by_grant_order(&mut self, r: &ResourceRef<'_>, out: &mut Findings) {
+        let Some(x) = self.grants.get(r.lease.as_ref()) else {
+            return;
+        };
+        let slot = (r.key.to_string(), x.lock.clone());
+        match self.newest.get(&slot) {
+            Some(y) if y.grant.invoked.1 > x.granted.1 => {
+                let (y, x) = (y.clone(), x.clone());
+                report_grant_order(r, &x, &y, out);
+            }
+            Some(y) if y.grant.invoked.1 >= x.invoked.1 => {}
+            _ => {
+                let newest = Newest {
+                    grant: x.clone(),
+                    seq: r.seq,
+                    time: r.time,
+                };
+                self.newest.insert(slot, newest);
+            }
+        }
     }
+}
+
+/// The evidence every stale write carries: the write as the resource decided it.
+fn write_evidence(r: &ResourceRef<'_>, basis: &str) -> Evidence {
+    let mut evidence = Evidence {
+        key: Some(r.key.to_string()),
+        owner: Some(r.owner.to_string()),
+        lease: Some(r.lease.to_string()),
+        highest_before: r.highest_before,
+        result: Some(r.result.as_str().into()),
+        ..Default::default()
+    };
+    evidence.other.insert("basis".into(), json!(basis));
+    evidence.other.insert("process".into(), json!(r.process));
+    evidence.other.insert("op_id".into(), json!(r.op_id));
+    evidence
+}
+
+fn report_grant_order(r: &ResourceRef<'_>, x: &Grant, y: &Newest, out: &mut Findings) {
+    let mut evidence = write_evidence(r, "grant-order");
+    evidence.lock = Some(x.lock.clone());
+    // X granted, Y invoked after it and granted; then Y's write, then X's.
+    evidence.indices = vec![x.granted.0, y.grant.invoked.0, y.grant.granted.0];
+    evidence.seqs = vec![y.seq, r.seq];
+    evidence.times = vec![x.granted.1, y.grant.invoked.1, y.time, r.time];
+    evidence
+        .other
+        .insert("newer_process".into(), json!(y.grant.process));
+    evidence
+        .other
+        .insert("newer_owner".into(), json!(y.grant.owner));
+    evidence
+        .other
+        .insert("newer_lease".into(), json!(y.grant.lease));
+    let summary = format!(
+        "key {}: the write of lease {} (acquired at index {}) was accepted at seq {} after the \
+         write of lease {}, acquired later (invoked at index {}), had been accepted at seq {}",
+        r.key, x.lease, x.granted.0, r.seq, y.grant.lease, y.grant.invoked.0, y.seq
+    );
+    let obs = format!(
+        "lock {}: {} held it first and {} acquired it after that grant had completed; the \
+         resource took {}'s write, then the older generation's write to {}: both took effect",
+        x.lock, x.lease, y.grant.lease, y.grant.lease, r.key
+    );
+    out.push(
+        r.time,
+        summary,
+        evidence,
+        diagnosis::stale_accepted_write_tokenless(obs),
+    );
 }

@@ -3,12 +3,17 @@
 //!
 //! An obligation "this lock must become acquirable" starts when
 //! - a process holding it certainly (acquire `ok`) exits,
+//! - the nemesis pauses or isolates the worker holding it (the holder is alive but frozen or
+//!   cut off: its lease must run out; the obligation ends with that fault, the holder back),
 //! - an acquire ends `info` or its process exits while the acquire is pending (it may have
 //!   taken the lock, and nobody will release it), or
-//! - the nemesis heals the last active fault (every known lock).
+//! - the nemesis heals the last active fault of the lock service (every known lock).
 //!
-//! While any fault is active the clock is suspended (a partition may legitimately block the
-//! lock); it restarts at the heal. At the deadline `start + ttl + slack` the lock is stuck if
+//! Only faults that can make the lock service itself unavailable suspend the clock (node
+//! pause / kill / restart, partitions that split the service, failover, a node that died
+//! outside the plan, and isolating a worker that does not hold the lock: it cuts a trying
+//! client off); it restarts at their heal. Faults on workers never suspend it: a crashed or
+//! frozen holder is exactly what this check exists for. At the deadline `start + ttl + slack` the lock is stuck if
 //! no acquire succeeded since the obligation began, and someone was trying both at the start
 //! (an acquire pending, or attempted within `slack`) and at the deadline. Any successful
 //! acquire of the lock discharges it. A window still open when the history ends is not judged.
@@ -19,19 +24,25 @@ use crate::diagnosis;
 use crate::hashing::FastSet;
 use crate::locks::{LockId, PerLock};
 use crate::name::{opt_name, Name};
+use results::fault::{scope_of, FaultKind, Scope};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
 use std::time::Duration;
+
+/// Owner, lease and token of the holder an obligation is about.
+type Holder = (Option<Name>, Option<Name>, Option<u64>);
 
 #[derive(Debug, Clone)]
 struct Obligation {
     reason: String,
     index: u64,
     time: u64,
-    holder: Option<(Option<Name>, Option<Name>, Option<u64>)>,
+    holder: Option<Holder>,
     /// When the clock started (None while a fault is active).
     start: Option<u64>,
     tried_early: bool,
+    /// The worker fault (pause, isolation) of the holder that started it: it ends with it.
+    ends_with: Option<String>,
 }
 
 #[derive(Debug)]
@@ -50,6 +61,7 @@ pub struct StuckLock {
     slack: u64,
     /// Per lock ever tried or obliged.
     locks: PerLock<Option<LockState>>,
+    /// The active faults that can make the lock service unavailable.
     faults: FastSet<String>,
     next_deadline: Option<u64>,
 }
@@ -74,7 +86,7 @@ impl StuckLock {
         (lock, name): (LockId, &str),
         reason: String,
         e: &EventRef<'_>,
-        holder: Option<(Option<Name>, Option<Name>, Option<u64>)>,
+        holder: Option<Holder>,
     ) {
         let start = self.faults.is_empty().then_some(e.time);
         let l = state(&mut self.locks, lock, name);
@@ -87,8 +99,97 @@ impl StuckLock {
             holder,
             start,
             tried_early,
+            ends_with: None,
         });
         self.recompute_deadline();
+    }
+
+    /// A nemesis fault starts: a fault of the service suspends every clock; a pause or
+    /// isolation of a holder obliges its lock to become acquirable without it.
+    fn fault_started(&mut self, fault: &str, e: &EventRef<'_>, cx: &Context<'_>) {
+        let held: Vec<(LockId, u32, Holder)> = cx
+            .holds
+            .iter()
+            .filter(|h| h.owner().is_some_and(|o| e.targets.iter().any(|t| t == o)))
+            .map(|h| {
+                (
+                    h.lock,
+                    h.process,
+                    (opt_name(h.owner()), opt_name(h.lease()), h.token),
+                )
+            })
+            .collect();
+        let scope = match (scope_of(fault), fault.parse::<FaultKind>()) {
+            // Cutting a client that holds nothing off the service is an outage for it.
+            (_, Ok(FaultKind::IsolateWorker)) if held.is_empty() => Scope::LockService,
+            (scope, _) => scope,
+        };
+        match scope {
+            Scope::LockService => {
+                self.faults.insert(fault.to_string());
+                for l in self.locks.iter_mut().filter_map(|(_, l)| l.as_mut()) {
+                    if let Some(o) = &mut l.obligation {
+                        o.start = None;
+                        o.tried_early = false;
+                    }
+                }
+                self.next_deadline = None;
+            }
+            Scope::Workers if !fault.starts_with("kill-") => {
+                for (lock, p, holder) in held {
+                    let why = format!(
+                        "{fault} froze or cut off holder process {p} at index {}",
+                        e.index
+                    );
+                    self.oblige((lock, cx.locks.name(lock)), why, e, Some(holder));
+                    if let Some(o) = self.obligation_mut(lock) {
+                        o.ends_with = Some(fault.to_string());
+                    }
+                }
+            }
+            // A killed holder's obligation starts at its exit; the resource is not the lock.
+            Scope::Workers | Scope::Resource => {}
+        }
+    }
+
+    /// A nemesis fault stops: the last service fault's heal starts every lock's clock; the end
+    /// of a holder's pause or isolation ends the obligation it started (the holder is back).
+    fn fault_stopped(&mut self, fault: &str, e: &EventRef<'_>) {
+        if !self.faults.remove(fault) {
+            for l in self.locks.iter_mut().filter_map(|(_, l)| l.as_mut()) {
+                if l.obligation.as_ref().and_then(|o| o.ends_with.as_deref()) == Some(fault) {
+                    l.obligation = None;
+                }
+            }
+            self.recompute_deadline();
+            return;
+        }
+        if !self.faults.is_empty() {
+            return;
+        }
+        let slack = self.slack;
+        for l in self.locks.iter_mut().filter_map(|(_, l)| l.as_mut()) {
+            let tried = trying(slack, l, e.time);
+            let o = l.obligation.get_or_insert_with(|| Obligation {
+                reason: format!(
+                    "the nemesis healed every fault of the lock service ({}) at index {}",
+                    e.f, e.index
+                ),
+                index: e.index,
+                time: e.time,
+                holder: None,
+                start: None,
+                tried_early: false,
+                ends_with: None,
+            });
+            o.start = Some(e.time);
+            o.tried_early = tried;
+        }
+        self.recompute_deadline();
+    }
+
+    fn obligation_mut(&mut self, lock: LockId) -> Option<&mut Obligation> {
+        self.locks.get_mut(lock)?.as_mut()?.obligation.as_mut()
     }
 
     fn recompute_deadline(&mut self) {
@@ -164,39 +265,10 @@ impl Checker for StuckLock {
             self.expire(e.time, out);
         }
         match (e.process, &e.f, e.kind) {
-            (Process::Nemesis, F::Start(fault), _) => {
-                self.faults.insert(fault.clone());
-                for l in self.locks.iter_mut().filter_map(|(_, l)| l.as_mut()) {
-                    if let Some(o) = &mut l.obligation {
-                        o.start = None;
-                        o.tried_early = false;
-                    }
-                }
-                self.next_deadline = None;
-            }
-            (Process::Nemesis, F::Stop(fault), _) => {
-                self.faults.remove(fault);
-                if self.faults.is_empty() {
-                    let slack = self.slack;
-                    for l in self.locks.iter_mut().filter_map(|(_, l)| l.as_mut()) {
-                        let tried = trying(slack, l, e.time);
-                        let o = l.obligation.get_or_insert_with(|| Obligation {
-                            reason: format!(
-                                "the nemesis healed every fault ({}) at index {}",
-                                e.f, e.index
-                            ),
-                            index: e.index,
-                            time: e.time,
-                            holder: None,
-                            start: None,
-                            tried_early: false,
-                        });
-                        o.start = Some(e.time);
-                        o.tried_early = tried;
-                    }
-                    self.recompute_deadline();
-                }
-            }
+            // A start that carries an error was skipped (no target): nothing was applied.
+            (Process::Nemesis, F::Start(_), _) if e.error.is_some() => {}
+            (Process::Nemesis, F::Start(fault), _) => self.fault_started(fault, e, cx),
+            (Process::Nemesis, F::Stop(fault), _) => self.fault_stopped(fault, e),
             (Process::Worker(p), F::Acquire, kind) => {
                 let Some((lock, name)) = cx.lock_named() else {
                     return;
@@ -327,5 +399,5 @@ fn report(
     let obs = format!(
         "workers kept trying to acquire {lock} from t={start}ns to t={deadline}ns and none succeeded"
     );
-    out.push(summary, evidence, diagnosis::stuck_lock(obs));
+    out.push(deadline, summary, evidence, diagnosis::stuck_lock(obs));
 }

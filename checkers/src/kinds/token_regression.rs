@@ -114,5 +114,5 @@ fn report(lock: &str, x: &Acquisition, y: &Acquisition, out: &mut Findings) {
         y.fence(),
         x.fence()
     );
-    out.push(summary, evidence, diagnosis::token_regression(obs));
+    out.push(y.time, summary, evidence, diagnosis::token_regression(obs));
 }
