@@ -18,7 +18,8 @@ pub struct KindSeen {
     pub count: usize,
     /// Whether this kind fails the run (the test's `fail_on`).
     pub fails: bool,
-    /// Earliest evidence time of this kind (ns of test time since the run's start).
+    /// When the first anomaly of this kind became true (ns of test time since the run's
+    /// start; see `Anomaly::when`).
     pub first_ns: Option<u64>,
 }
 
@@ -111,7 +112,7 @@ impl RunOutcome {
             .map(|(kind, _)| *kind)
     }
 
-    /// Earliest evidence time over the failing kinds.
+    /// When the first failing anomaly became true.
     pub fn first_failing_ns(&self) -> Option<u64> {
         self.kinds
             .values()
@@ -125,7 +126,7 @@ impl RunOutcome {
 pub fn kinds(verdict: &Verdict) -> BTreeMap<AnomalyKind, KindSeen> {
     let mut out: BTreeMap<AnomalyKind, KindSeen> = BTreeMap::new();
     for a in &verdict.anomalies {
-        let first = a.evidence.times.iter().copied().min();
+        let first = a.when();
         let seen = out.entry(a.kind).or_insert(KindSeen {
             count: 0,
             fails: false,
@@ -208,6 +209,7 @@ mod tests {
             kind,
             fails,
             summary: String::new(),
+            at: times.last().copied(),
             evidence: Evidence {
                 times,
                 ..Default::default()
@@ -217,7 +219,7 @@ mod tests {
     }
 
     #[test]
-    fn kinds_keep_the_earliest_time_and_whether_any_fails() {
+    fn kinds_keep_when_the_first_became_true_and_whether_any_fails() {
         let v = Verdict {
             valid: Validity::Invalid,
             anomalies: vec![
@@ -230,7 +232,8 @@ mod tests {
         };
         let k = kinds(&v);
         assert_eq!(k[&AnomalyKind::StaleAcceptedWrite].count, 2);
-        assert_eq!(k[&AnomalyKind::StaleAcceptedWrite].first_ns, Some(4));
+        // The first became true at 12 (its evidence starts at 9), the second at 20.
+        assert_eq!(k[&AnomalyKind::StaleAcceptedWrite].first_ns, Some(12));
         assert!(!k[&AnomalyKind::ConcurrentHolders].fails);
         assert_eq!(k[&AnomalyKind::ConcurrentHolders].first_ns, None);
     }

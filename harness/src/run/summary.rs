@@ -1,5 +1,6 @@
-//! The lines a run prints when it ends: one row per anomaly kind (count, first time, an
-//! example), the verdict, where the report is, and on failure the line that re-runs the test.
+//! The lines a run prints when it ends: one row per anomaly kind (count, when the first became
+//! true, an example), the verdict, where the report is, and on failure the line that re-runs
+//! the test.
 
 use results::{AnomalyKind, Validity, Verdict};
 use std::collections::BTreeMap;
@@ -15,7 +16,7 @@ pub fn secs(ns: u64) -> String {
 pub fn render(verdict: &Verdict, run_dir: &Path, rerun: &str) -> String {
     let mut by_kind: BTreeMap<AnomalyKind, (usize, u64, &str, bool)> = BTreeMap::new();
     for a in &verdict.anomalies {
-        let first = a.evidence.times.first().copied().unwrap_or(u64::MAX);
+        let first = a.when().unwrap_or(u64::MAX);
         let e = by_kind
             .entry(a.kind)
             .or_insert((0, u64::MAX, a.summary.as_str(), a.fails));
@@ -82,8 +83,9 @@ mod tests {
             kind,
             fails,
             summary: format!("{kind} at {t}"),
+            at: Some(t),
             evidence: Evidence {
-                times: vec![t],
+                times: vec![t / 2, t],
                 ..Default::default()
             },
             diagnosis: Diagnosis::default(),
