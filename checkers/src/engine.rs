@@ -5,11 +5,11 @@
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, ResourceLog};
 use crate::dispatch::{self, Dispatch};
-use crate::holds::{Hold, HoldBook, Recycler};
+use crate::holds::{self, Hold, HoldBook, Recycler};
 use crate::locks::{LockId, LockNames};
 use results::store::CheckConfig;
 use results::{
-    AnomalyKind, Event, EventRef, OpType, ResourceEntry, ResourceRef, Validity, Verdict, F,
+    AnomalyKind, Event, EventRef, OpType, ResourceEntry, ResourceRef, Validity, Verdict,
 };
 use serde_json::json;
 use std::borrow::Borrow;
@@ -195,24 +195,7 @@ impl Engine {
         let (locks, holds, acquisitions) = (&mut self.locks, &self.holds, &mut self.acquisitions);
         let derived = catch_unwind(AssertUnwindSafe(|| {
             assert!(!fail, "planted failure");
-            // Only lock operations name a lock the checkers follow: interning the lock of every
-            // write too would size the per-lock state by locks nobody acquired.
-            let lock_op = matches!(e.f, F::Acquire | F::Release | F::LeaseLost);
-            let named = e
-                .lock
-                .as_deref()
-                .filter(|_| lock_op)
-                .map(|l| locks.intern(l));
-            let lock = holds.lock_of(e, named);
-            // Checked here first: most events complete no acquisition, and the call alone
-            // cost more than the check.
-            let completes = e.kind == OpType::Ok && e.f == F::Acquire;
-            (
-                lock,
-                completes
-                    .then(|| acquisitions.acquisition(e, lock))
-                    .flatten(),
-            )
+            holds::derive(e, locks, holds, acquisitions)
         }));
         derived.unwrap_or_else(|p| {
             self.break_shared(e.index, &*p);

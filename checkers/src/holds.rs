@@ -13,12 +13,18 @@
 //!
 //! Memory is the open holds, one pending acquire per process (see [`crate::procs`] for what a
 //! process slot costs) and the last few acquisition records kept for reuse. Locks are [`LockId`]s: the
-//! engine resolves each event's lock once ([`HoldBook::lock_of`]) and passes it in.
+//! engine resolves each event's lock once ([`derive`]) and passes it in.
+//!
+//! This is DESIGN.md's one definition of a hold: the checkers read it through the engine, and
+//! the report and the live holder tracking through [`crate::fold::HoldFold`], which feeds the
+//! same book.
 
-use crate::locks::{LockId, PerLock};
+use crate::locks::{LockId, LockNames, PerLock};
 use crate::procs::PerProcess;
 use results::{EventRef, OpType, Process, F};
+use std::ops::Deref;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// One completed acquisition: a worker's acquire `ok` whose lock is known. The engine makes it
 /// once, and the hold book and every checker that remembers the acquisition share it (each
@@ -42,37 +48,74 @@ pub struct Acquisition {
 /// One certain hold: the acquisition that opened it.
 pub type Hold = Rc<Acquisition>;
 
+/// How an acquisition record is shared: `Rc` in the engine (no atomic counts on the hot path),
+/// `Arc` where the book lives behind a lock shared across threads (the live tracker).
+pub trait Shared: Clone + Deref<Target = Acquisition> {
+    fn share(a: Acquisition) -> Self;
+    /// The record, if nobody else holds it (to refill it in place).
+    fn alone(this: &mut Self) -> Option<&mut Acquisition>;
+}
+
+impl Shared for Rc<Acquisition> {
+    #[inline]
+    fn share(a: Acquisition) -> Self {
+        Rc::new(a)
+    }
+    #[inline]
+    fn alone(this: &mut Self) -> Option<&mut Acquisition> {
+        Rc::get_mut(this)
+    }
+}
+
+impl Shared for Arc<Acquisition> {
+    fn share(a: Acquisition) -> Self {
+        Arc::new(a)
+    }
+    fn alone(this: &mut Self) -> Option<&mut Acquisition> {
+        Arc::get_mut(this)
+    }
+}
+
 /// Makes the shared [`Acquisition`] records, reusing the allocation of one nobody holds any
 /// more: most acquisitions are forgotten by every checker within a few more, and an allocation
 /// and a free for each was a tenth of the check. It keeps the last [`Recycler::KEPT`] records
 /// and reuses the oldest when it is the only one left holding it.
-#[derive(Debug, Default)]
-pub struct Recycler {
+#[derive(Debug)]
+pub struct Recycler<S = Hold> {
     /// The last records made, oldest at `next` once there are [`Recycler::KEPT`] of them.
-    recent: Vec<Hold>,
+    recent: Vec<S>,
     next: usize,
 }
 
-impl Recycler {
+impl<S> Default for Recycler<S> {
+    fn default() -> Self {
+        Recycler {
+            recent: Vec::new(),
+            next: 0,
+        }
+    }
+}
+
+impl<S: Shared> Recycler<S> {
     const KEPT: usize = 32;
 
     /// The acquisition an event completes, if it is a worker's acquire `ok` about `lock`.
-    pub fn acquisition(&mut self, e: &EventRef<'_>, lock: Option<LockId>) -> Option<Hold> {
+    pub fn acquisition(&mut self, e: &EventRef<'_>, lock: Option<LockId>) -> Option<S> {
         let (Process::Worker(process), F::Acquire, OpType::Ok, Some(lock)) =
             (e.process, &e.f, e.kind, lock)
         else {
             return None;
         };
         if self.recent.len() < Self::KEPT {
-            let hold = Rc::new(Acquisition::new(process, lock, e));
+            let hold = S::share(Acquisition::new(process, lock, e));
             self.recent.push(hold.clone());
             return Some(hold);
         }
         let oldest = &mut self.recent[self.next];
         self.next = (self.next + 1) % Self::KEPT;
-        match Rc::get_mut(oldest) {
+        match S::alone(oldest) {
             Some(a) => a.fill(process, lock, e),
-            None => *oldest = Rc::new(Acquisition::new(process, lock, e)),
+            None => *oldest = S::share(Acquisition::new(process, lock, e)),
         }
         Some(oldest.clone())
     }
@@ -141,15 +184,68 @@ impl Acquisition {
     }
 }
 
+/// What ended a hold (DESIGN.md "Holds").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HoldEnd {
+    /// A release was invoked for it.
+    Release,
+    /// The worker noticed it no longer owned the lock.
+    LeaseLost,
+    /// An `info` outcome retired its process: nobody knows what its client still does.
+    Retired,
+    /// Its process died.
+    Exit,
+    /// The history ended with it open.
+    HistoryEnd,
+}
+
+/// The lock an event is about and the acquisition it completes, derived once from the shared
+/// state as it stood before the event (then [`HoldBook::apply`] takes the event in).
+#[inline]
+pub fn derive<S: Shared>(
+    e: &EventRef<'_>,
+    locks: &mut LockNames,
+    holds: &HoldBook<S>,
+    acquisitions: &mut Recycler<S>,
+) -> (Option<LockId>, Option<S>) {
+    // Only lock operations name a lock the checkers follow: interning the lock of every
+    // write too would size the per-lock state by locks nobody acquired.
+    let lock_op = matches!(e.f, F::Acquire | F::Release | F::LeaseLost);
+    let named = e
+        .lock
+        .as_deref()
+        .filter(|_| lock_op)
+        .map(|l| locks.intern(l));
+    let lock = holds.lock_of(e, named);
+    // Checked here first: most events complete no acquisition, and the call alone cost more
+    // than the check.
+    let completes = e.kind == OpType::Ok && e.f == F::Acquire;
+    (
+        lock,
+        completes
+            .then(|| acquisitions.acquisition(e, lock))
+            .flatten(),
+    )
+}
+
 /// The open holds of every lock, and the lock each process is trying to acquire.
-#[derive(Debug, Default)]
-pub struct HoldBook {
-    by_lock: PerLock<Vec<Hold>>,
+#[derive(Debug)]
+pub struct HoldBook<S = Hold> {
+    by_lock: PerLock<Vec<S>>,
     /// The lock of each process's pending acquire invoke.
     pending: PerProcess<LockId>,
 }
 
-impl HoldBook {
+impl<S> Default for HoldBook<S> {
+    fn default() -> Self {
+        HoldBook {
+            by_lock: PerLock::default(),
+            pending: PerProcess::default(),
+        }
+    }
+}
+
+impl<S: Shared> HoldBook<S> {
     /// The lock an event is about: its own `lock` (`named`, already resolved), else, for an
     /// acquire completion that does not repeat it, the lock its invoke named.
     #[inline]
@@ -163,17 +259,17 @@ impl HoldBook {
 
     /// The certain holds of `lock` open now.
     #[inline]
-    pub fn open(&self, lock: LockId) -> &[Hold] {
+    pub fn open(&self, lock: LockId) -> &[S] {
         self.by_lock.get(lock).map_or(&[], |v| v.as_slice())
     }
 
     /// Every open hold, of every lock.
-    pub fn iter(&self) -> impl Iterator<Item = &Hold> {
+    pub fn iter(&self) -> impl Iterator<Item = &S> {
         self.by_lock.iter().flat_map(|(_, v)| v)
     }
 
     /// Every open hold of a process.
-    pub fn held_by(&self, process: u32) -> impl Iterator<Item = &Hold> {
+    pub fn held_by(&self, process: u32) -> impl Iterator<Item = &S> {
         self.by_lock
             .iter()
             .flat_map(|(_, v)| v)
@@ -186,9 +282,22 @@ impl HoldBook {
         self.pending.get(process).copied()
     }
 
-    /// Applies one event, about `lock` (see [`HoldBook::lock_of`]); `acquired` is the
-    /// acquisition it completes ([`Recycler::acquisition`]), which opens a hold.
-    pub fn apply(&mut self, e: &EventRef<'_>, lock: Option<LockId>, acquired: Option<&Hold>) {
+    /// Applies one event, about `lock` (see [`derive`]); `acquired` is the acquisition it
+    /// completes ([`Recycler::acquisition`]), which opens a hold.
+    #[inline]
+    pub fn apply(&mut self, e: &EventRef<'_>, lock: Option<LockId>, acquired: Option<&S>) {
+        self.apply_noting(e, lock, acquired, &mut |_, _| {});
+    }
+
+    /// [`HoldBook::apply`], telling `ended` of every hold the event ends and why.
+    #[inline]
+    pub fn apply_noting(
+        &mut self,
+        e: &EventRef<'_>,
+        lock: Option<LockId>,
+        acquired: Option<&S>,
+        ended: &mut impl FnMut(&S, HoldEnd),
+    ) {
         let Process::Worker(p) = e.process else {
             return;
         };
@@ -198,12 +307,20 @@ impl HoldBook {
                     self.by_lock.at(a.lock).push(a.clone());
                 }
             }
-            (F::Acquire, OpType::Info) => self.close_all(p),
-            (F::Release, OpType::Invoke) | (F::LeaseLost, _) => match lock {
-                Some(lock) => self.close(p, lock),
-                None => self.close_all(p),
-            },
-            (F::Exit, _) | (_, OpType::Info) => self.close_all(p),
+            (F::Acquire, OpType::Info) => self.close_all(p, HoldEnd::Retired, ended),
+            (F::Release, OpType::Invoke) | (F::LeaseLost, _) => {
+                let why = if e.f == F::Release {
+                    HoldEnd::Release
+                } else {
+                    HoldEnd::LeaseLost
+                };
+                match lock {
+                    Some(lock) => self.close(p, lock, why, ended),
+                    None => self.close_all(p, why, ended),
+                }
+            }
+            (F::Exit, _) => self.close_all(p, HoldEnd::Exit, ended),
+            (_, OpType::Info) => self.close_all(p, HoldEnd::Retired, ended),
             _ => {}
         }
         // The pending acquire: an invoke opens it, its completion, an exit or a retirement
@@ -219,17 +336,40 @@ impl HoldBook {
         }
     }
 
-    fn close(&mut self, process: u32, lock: LockId) {
+    fn close(
+        &mut self,
+        process: u32,
+        lock: LockId,
+        why: HoldEnd,
+        ended: &mut impl FnMut(&S, HoldEnd),
+    ) {
         if let Some(list) = self.by_lock.get_mut(lock) {
-            list.retain(|h| h.process != process);
+            retain_others(list, process, why, ended);
         }
     }
 
-    fn close_all(&mut self, process: u32) {
+    fn close_all(&mut self, process: u32, why: HoldEnd, ended: &mut impl FnMut(&S, HoldEnd)) {
         for (_, list) in self.by_lock.iter_mut() {
-            list.retain(|h| h.process != process);
+            retain_others(list, process, why, ended);
         }
     }
+}
+
+/// Keeps the holds of other processes; tells `ended` of each of `process`'s it drops.
+#[inline]
+fn retain_others<S: Shared>(
+    list: &mut Vec<S>,
+    process: u32,
+    why: HoldEnd,
+    ended: &mut impl FnMut(&S, HoldEnd),
+) {
+    list.retain(|h| {
+        let other = h.process != process;
+        if !other {
+            ended(h, why);
+        }
+        other
+    });
 }
 
 #[cfg(test)]
@@ -251,9 +391,9 @@ mod tests {
             Some("/locks/ζ/0000000012"),
         ];
         let lock = LockNames::default().intern("l");
-        let mut recycler = Recycler::default();
+        let mut recycler = Recycler::<Hold>::default();
         let mut kept = Vec::new();
-        for round in 0..3 * Recycler::KEPT {
+        for round in 0..3 * Recycler::<Hold>::KEPT {
             let (owner, lease) = (names[round % 5], names[(round / 5) % 5]);
             let mut e: Event = ok(1 + round as u32 % 3, Acquire)
                 .lock("l")

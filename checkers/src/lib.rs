@@ -5,7 +5,8 @@
 //! - [`checker`]: the [`Checker`] trait, findings and outcomes.
 //! - [`kinds`]: one checker per anomaly kind.
 //! - [`applied`]: the accepted op_ids, compressed into per-process runs.
-//! - [`holds`]: certain hold intervals, shared by the hold-based checkers.
+//! - [`holds`]: certain hold intervals, shared by the hold-based checkers; [`fold`]: the same
+//!   holds for the report and the live tracker (DESIGN.md "Holds", in one place).
 //! - [`name`]: short names (lock, owner, lease) kept inline, not on the heap.
 //! - [`locks`], [`procs`]: lock names as dense ids, and per-lock and per-process state in
 //!   vectors indexed by them.
@@ -20,6 +21,7 @@ pub mod checker;
 pub mod diagnosis;
 mod dispatch;
 pub mod engine;
+pub mod fold;
 pub mod hashing;
 pub mod holds;
 pub mod kinds;

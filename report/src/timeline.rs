@@ -16,18 +16,12 @@ pub struct Span {
     pub label: String,
 }
 
-/// Why a hold interval ended (DESIGN.md: release invoke, lease-lost, process death, or the end).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HoldEnd {
-    Release,
-    LeaseLost,
-    Exit,
-    RunEnd,
-}
+/// Why a hold ended: the checkers' definition (DESIGN.md "Holds"), which the bars follow.
+pub use checkers::holds::HoldEnd;
 
-/// One acquisition held: acquire ok → its end.
+/// One hold drawn as a bar: acquire ok → its end.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Hold {
+pub struct HoldBar {
     pub start: u64,
     pub end: u64,
     pub ended_by: HoldEnd,
@@ -104,7 +98,7 @@ pub struct Mark {
 pub struct Lane {
     pub name: String,
     pub processes: Vec<u32>,
-    pub holds: Vec<Hold>,
+    pub holds: Vec<HoldBar>,
     /// Acquire invoke → completion: the worker was trying.
     pub waits: Vec<Span>,
     /// Faults that named this worker (pauses, kills, partitions of the worker).

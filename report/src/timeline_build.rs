@@ -1,13 +1,15 @@
-//! How the timeline model is derived: one pass over the history (holds opened by acquire `ok`,
-//! closed by release invoke / lease-lost / exit; nemesis start/stop paired by fault name; writes
-//! paired invoke → completion), then the resource log laid over the writes as ground truth, then
-//! every anomaly placed at the latest time its evidence names — when it became manifest (the
-//! stale write accepted, the second holder's acquire, the stale release).
+//! How the timeline model is derived: one pass over the history (holds from the checkers' own
+//! fold, so a bar ends where DESIGN.md's hold ends: release invoke, lease-lost, any `info` of
+//! its process, its exit; nemesis start/stop paired by fault name; writes paired invoke →
+//! completion), then the resource log laid over the writes as ground truth, then every anomaly
+//! placed when it became true (the stale write accepted, the second holder's acquire, the
+//! harmful release).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use super::timeline::*;
 use super::ReportInput;
+use checkers::fold::{HoldFold, HoldSpan};
 use results::{Event, OpResult, OpType, Process, WriteResult, F};
 
 fn fault_targets(e: &Event) -> Vec<String> {
@@ -85,10 +87,10 @@ impl<'i, 'a> Builder<'i, 'a> {
             .max(1);
         let mut faults: Vec<Fault> = Vec::new();
         let mut open_faults: Vec<(String, usize)> = Vec::new();
-        let mut open_holds: BTreeMap<(u32, Option<String>), Hold> = BTreeMap::new();
+        let mut holds = HoldFold::default();
         let mut pending: HashMap<(u32, &'static str), &Event> = HashMap::new();
         let mut history_writes: Vec<(&Event, Option<&Event>)> = Vec::new();
-        let mut closed: Vec<Hold> = Vec::new();
+        let mut closed: Vec<HoldSpan> = Vec::new();
 
         for e in input.history {
             let p = match e.process {
@@ -118,23 +120,7 @@ impl<'i, 'a> Builder<'i, 'a> {
                 }
                 Process::Worker(p) => p,
             };
-            let close = |holds: &mut BTreeMap<(u32, Option<String>), Hold>,
-                         closed: &mut Vec<Hold>,
-                         lock: Option<&String>,
-                         why: HoldEnd| {
-                let keys: Vec<_> = holds
-                    .keys()
-                    .filter(|(hp, hl)| *hp == p && (lock.is_none() || hl.as_ref() == lock))
-                    .cloned()
-                    .collect();
-                for k in keys {
-                    if let Some(mut h) = holds.remove(&k) {
-                        h.end = e.time;
-                        h.ended_by = why;
-                        closed.push(h);
-                    }
-                }
-            };
+            holds.event(&e.as_ref(), |span| closed.push(span));
             let lane = self.lane_of[&p];
             match (&e.f, e.kind) {
                 (F::Acquire, OpType::Invoke) => {
@@ -148,28 +134,6 @@ impl<'i, 'a> Builder<'i, 'a> {
                             label: format!("acquire → {}", kind_str(kind)),
                         });
                     }
-                    if kind == OpType::Ok {
-                        close(
-                            &mut open_holds,
-                            &mut closed,
-                            e.lock.as_ref(),
-                            HoldEnd::Release,
-                        );
-                        open_holds.insert(
-                            (p, e.lock.clone()),
-                            Hold {
-                                start: e.time,
-                                end,
-                                ended_by: HoldEnd::RunEnd,
-                                process: p,
-                                lock: e.lock.clone(),
-                                owner: e.owner.clone(),
-                                lease: e.lease.clone(),
-                                token: e.token,
-                                index: e.index,
-                            },
-                        );
-                    }
                 }
                 (F::Write, OpType::Invoke) => {
                     if let Some(prev) = pending.insert((p, "write"), e) {
@@ -181,12 +145,6 @@ impl<'i, 'a> Builder<'i, 'a> {
                     history_writes.push((inv.unwrap_or(e), Some(e)));
                 }
                 (F::Release, OpType::Invoke) => {
-                    close(
-                        &mut open_holds,
-                        &mut closed,
-                        e.lock.as_ref(),
-                        HoldEnd::Release,
-                    );
                     pending.insert((p, "release"), e);
                 }
                 (F::Release, kind) => {
@@ -217,12 +175,6 @@ impl<'i, 'a> Builder<'i, 'a> {
                     });
                 }
                 (F::LeaseLost, _) => {
-                    close(
-                        &mut open_holds,
-                        &mut closed,
-                        e.lock.as_ref(),
-                        HoldEnd::LeaseLost,
-                    );
                     let detail =
                         format!("lease-lost · lease {}", e.lease.as_deref().unwrap_or("—"));
                     let anomalies = self.evidence_of(&[e.index], None);
@@ -235,7 +187,6 @@ impl<'i, 'a> Builder<'i, 'a> {
                     });
                 }
                 (F::Exit, _) => {
-                    close(&mut open_holds, &mut closed, None, HoldEnd::Exit);
                     if let Some(inv) = pending.remove(&(p, "acquire")) {
                         self.lanes[lane].waits.push(Span {
                             start: inv.time,
@@ -277,10 +228,12 @@ impl<'i, 'a> Builder<'i, 'a> {
         for lane in &mut self.lanes {
             lane.waits.sort_by_key(|w| w.start);
         }
-        closed.extend(open_holds.into_values());
-        for h in closed {
-            let lane = self.lane_of[&h.process];
-            self.lanes[lane].holds.push(h);
+        closed.extend(holds.finish());
+        for span in closed {
+            let Some(&lane) = self.lane_of.get(&span.hold.process) else {
+                continue;
+            };
+            self.lanes[lane].holds.push(bar(span, end));
         }
         self.add_writes(history_writes);
         for fault in &faults {
@@ -397,13 +350,7 @@ impl<'i, 'a> Builder<'i, 'a> {
                 .iter()
                 .filter_map(|s| time_of_seq.get(s))
                 .map(|(t, _)| *t);
-            let Some(time) = ev
-                .times
-                .iter()
-                .copied()
-                .max()
-                .or_else(|| from_index.chain(from_seq).max())
-            else {
+            let Some(time) = a.when().or_else(|| from_index.chain(from_seq).max()) else {
                 continue;
             };
             let by_owner = ev
@@ -434,6 +381,26 @@ impl<'i, 'a> Builder<'i, 'a> {
             });
         }
         out
+    }
+}
+
+/// A hold as its bar: one still open when the history ended runs to the end of the drawing.
+fn bar(span: HoldSpan, end: u64) -> HoldBar {
+    let h = &span.hold;
+    HoldBar {
+        start: h.time,
+        end: if span.ended_by == HoldEnd::HistoryEnd {
+            end
+        } else {
+            span.end
+        },
+        ended_by: span.ended_by,
+        process: h.process,
+        lock: Some(span.lock.clone()),
+        owner: h.owner().map(str::to_string),
+        lease: h.lease().map(str::to_string),
+        token: h.token,
+        index: h.index,
     }
 }
 

@@ -244,7 +244,8 @@ pub fn plot(t: &Timeline) -> String {
                 HoldEnd::Release => ("#2563eb", "release"),
                 HoldEnd::LeaseLost => ("#2563eb", "lease-lost"),
                 HoldEnd::Exit => ("#1e40af", "process exit"),
-                HoldEnd::RunEnd => ("#60a5fa", "end of run"),
+                HoldEnd::Retired => ("#1e40af", "indeterminate outcome (process retired)"),
+                HoldEnd::HistoryEnd => ("#60a5fa", "end of run"),
             };
             let title = format!("hold {} · token {} · lease {} · owner {} · {} → {} ({}) · ended by {why} · history #{}", hd.lock.as_deref().unwrap_or(""), super::timeline::opt(hd.token), hd.lease.as_deref().unwrap_or("—"), hd.owner.as_deref().unwrap_or("—"), secs(hd.start), secs(hd.end), super::markup::duration(hd.end - hd.start), hd.index);
             let _ = write!(

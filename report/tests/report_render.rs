@@ -330,6 +330,7 @@ fn nemesis_events_as_the_executor_records_them() {
     };
     let mut acquire = Event::new(500_000_000, Process::Worker(2), OpType::Ok, F::Acquire);
     acquire.owner = Some("worker-2".into());
+    acquire.lock = Some("l".into());
     let mut history = vec![
         acquire,
         nemesis(
@@ -442,4 +443,49 @@ fn a_valid_run_with_observations_says_none_fails() {
     );
     let xml = junit_xml(&input(&run, &cfg));
     assert!(xml.contains(r#"failures="0" errors="0""#), "{xml}");
+}
+
+/// Issue 16, point 6: the report ends a hold where the checkers do. After an indeterminate
+/// write its process is retired and certainly holds nothing any more; the bar used to run to
+/// the end of the run.
+#[test]
+fn a_hold_bar_ends_at_an_info_of_its_process_as_the_checkers_hold_does() {
+    use checkers::testkit::*;
+    let history = history([
+        invoke(1, Acquire).lock("l").at_ms(1_000),
+        ok(1, Acquire)
+            .lock("l")
+            .owner("worker-1")
+            .lease("L1")
+            .token(1)
+            .at_ms(1_010),
+        invoke(1, Write).key("k").op_id("1-0").token(1).at_ms(1_100),
+        info(1, Write).key("k").op_id("1-0").token(1).at_ms(3_000),
+        invoke(7, Read).key("c").at_ms(9_000),
+    ]);
+    let verdict = checkers::check(&history, Some(&[]), &checkers::CheckConfig::default());
+    let cfg = serde_json::Value::Null;
+    let input = ReportInput {
+        test_name: "t",
+        config: &cfg,
+        seed: 0,
+        rerun: "",
+        started: None,
+        run_end: Some(10_000_000_000),
+        history: &history,
+        resource: &[],
+        verdict: &verdict,
+        checked: &[],
+        process_workers: BTreeMap::from([(1, "worker-1".into()), (7, "worker-2".into())]),
+    };
+    let model = Timeline::build(&input);
+    let bars: Vec<_> = model.lanes.iter().flat_map(|l| &l.holds).collect();
+    assert_eq!(bars.len(), 1);
+    assert_eq!(bars[0].end, 3_000_000_000, "the write's info ended it");
+    assert_eq!(bars[0].ended_by, HoldEnd::Retired);
+    let spans = checkers::fold::hold_spans(&history);
+    assert_eq!(
+        (spans[0].end, spans[0].ended_by),
+        (bars[0].end, bars[0].ended_by)
+    );
 }

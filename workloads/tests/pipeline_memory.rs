@@ -3,13 +3,14 @@
 
 #![allow(clippy::unwrap_used)] // a test helper panics with the error, which is the point
 
+use checkers::fold::{falling_tokens, hold_spans, overlaps};
 use results::jsonl::{HistoryWriter, JsonlReader};
 use results::{Event, OpType, RunClock, F};
 use std::sync::Arc;
 use std::time::Duration;
 use workloads::client::Client;
 use workloads::config::{Discipline, RawRecipeConfig, RecipeKind};
-use workloads::driver::{audit, run_workload, Recorder, WorkerConn, WorkloadSpec};
+use workloads::driver::{run_workload, Recorder, WorkerConn, WorkloadSpec};
 use workloads::fenced_write::{MemoryMode, MemoryResource};
 use workloads::recipes::{MemoryKnobs, MemoryLockService};
 use workloads::worker::{spawn_local, Worker};
@@ -67,10 +68,10 @@ async fn run(knobs: MemoryKnobs, workers: usize, seconds: f64, ttl_ms: u64) -> R
 #[tokio::test]
 async fn five_workers_for_a_second_produce_an_exclusive_fenced_history() {
     let r = run(MemoryKnobs::default(), 5, 1.0, 500).await;
-    let spans = audit::holds(&r.events, "l");
+    let spans = hold_spans(&r.events);
     assert!(spans.len() > 20, "only {} holds in 1 s", spans.len());
-    assert_eq!(audit::overlaps(&spans), vec![]);
-    assert_eq!(audit::token_regressions(&spans), vec![]);
+    assert_eq!(overlaps(&spans, "l"), vec![]);
+    assert_eq!(falling_tokens(&spans, "l"), vec![]);
     // Every invoke is closed, indexes are file order, times never go backwards.
     let invokes = r.events.iter().filter(|e| e.kind == OpType::Invoke).count();
     assert_eq!(invokes * 2, r.events.len());
@@ -100,14 +101,14 @@ async fn early_expiry_shows_up_as_overlap_and_lease_lost_notices() {
     // Work lasts up to 5 ms and the service forgets a 200 ms lease after 2 ms: most holders
     // are still working when the next worker is granted the lock.
     let r = run(knobs, 3, 0.5, 200).await;
-    let spans = audit::holds(&r.events, "l");
+    let spans = hold_spans(&r.events);
     let lost = r
         .events
         .iter()
         .filter(|e| e.f == F::Release && e.kind == OpType::Fail)
         .count();
     assert!(
-        lost > 0 || !audit::overlaps(&spans).is_empty(),
+        lost > 0 || !overlaps(&spans, "l").is_empty(),
         "the bug left no trace"
     );
 }
@@ -119,8 +120,8 @@ async fn non_monotonic_tokens_show_up_as_regressions_and_stale_rejections() {
         ..Default::default()
     };
     let r = run(knobs, 2, 0.3, 500).await;
-    let spans = audit::holds(&r.events, "l");
-    assert!(!audit::token_regressions(&spans).is_empty());
+    let spans = hold_spans(&r.events);
+    assert!(!falling_tokens(&spans, "l").is_empty());
     assert!(r.resource.log().iter().any(|e| !e.result.is_accepted()));
 }
 

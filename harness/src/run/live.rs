@@ -1,23 +1,26 @@
 //! The run's live view of its own history, fed by the history recorder's observer: who holds
 //! the lock right now (the nemesis's `pause-holder` / `kill-holder` target), how many operations
-//! were recorded, and which faults are in force (for the progress line).
+//! were recorded, and which faults are in force (for the progress line). Who holds the lock is
+//! the checkers' own hold fold (DESIGN.md "Holds"): a process retired by an `info` holds
+//! nothing, so a holder fault never freezes a worker that certainly holds nothing.
 
-use results::{Event, OpType, Process, F};
+use checkers::fold::HoldFold;
+use checkers::holds::Acquisition;
+use results::{Event, Process, F};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Default)]
-struct Holds {
-    /// (process, owner name) of the current holder as the history shows it.
-    holder: Option<(u32, String)>,
+struct Tracked {
+    holds: HoldFold<Arc<Acquisition>>,
     faults: BTreeSet<String>,
 }
 
 /// Shared live state; cheap to clone.
 #[derive(Debug, Clone, Default)]
 pub struct Live {
-    holds: Arc<Mutex<Holds>>,
+    tracked: Arc<Mutex<Tracked>>,
     /// The holder's worker name, in the shape the nemesis topology reads.
     pub holder: Arc<Mutex<Option<String>>>,
     ops: Arc<AtomicU64>,
@@ -34,29 +37,22 @@ impl Live {
     /// Feeds one recorded event.
     pub fn observe(&self, e: &Event) {
         self.ops.fetch_add(1, Ordering::Relaxed);
-        let mut h = self.holds.lock().unwrap_or_else(|p| p.into_inner());
-        match (&e.process, e.kind, &e.f) {
-            (Process::Worker(p), OpType::Ok, F::Acquire) => {
-                let owner = e.owner.clone().unwrap_or_else(|| format!("process-{p}"));
-                h.holder = Some((*p, owner));
+        let mut t = self.tracked.lock().unwrap_or_else(|p| p.into_inner());
+        match (&e.process, &e.f) {
+            (Process::Nemesis, F::Start(fault)) if e.error.is_none() => {
+                t.faults.insert(fault.clone());
             }
-            (Process::Worker(p), OpType::Invoke, F::Release)
-            | (Process::Worker(p), _, F::LeaseLost)
-            | (Process::Worker(p), _, F::Exit)
-                if h.holder.as_ref().is_some_and(|(hp, _)| hp == p) =>
-            {
-                h.holder = None;
+            (Process::Nemesis, F::Stop(fault)) => {
+                t.faults.remove(fault);
             }
-            (Process::Nemesis, _, F::Start(fault)) => {
-                h.faults.insert(fault.clone());
-            }
-            (Process::Nemesis, _, F::Stop(fault)) => {
-                h.faults.remove(fault);
-            }
-            _ => {}
+            _ => drop(t.holds.event(&e.as_ref(), |_| {})),
         }
-        *self.holder.lock().unwrap_or_else(|p| p.into_inner()) =
-            h.holder.as_ref().map(|(_, o)| o.clone());
+        // The newest certain holder: the one whose lease is the current one.
+        let holder = t.holds.open().last().map(|h| {
+            h.owner()
+                .map_or_else(|| format!("process-{}", h.process), str::to_string)
+        });
+        *self.holder.lock().unwrap_or_else(|p| p.into_inner()) = holder;
     }
 
     pub fn ops(&self) -> u64 {
@@ -64,7 +60,7 @@ impl Live {
     }
 
     pub fn faults(&self) -> Vec<String> {
-        self.holds
+        self.tracked
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .faults
@@ -77,50 +73,45 @@ impl Live {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use checkers::testkit::*;
 
-    fn ev(p: Process, kind: OpType, f: F, owner: Option<&str>) -> Event {
-        let mut e = Event::new(0, p, kind, f);
-        e.owner = owner.map(String::from);
-        e
+    fn holder(live: &Live) -> Option<String> {
+        live.holder.lock().unwrap().clone()
     }
 
     #[test]
     fn tracks_the_holder_through_acquire_release_and_death() {
         let live = Live::default();
-        live.observe(&ev(
-            Process::Worker(1),
-            OpType::Ok,
-            F::Acquire,
-            Some("worker-1"),
-        ));
-        assert_eq!(live.holder.lock().unwrap().as_deref(), Some("worker-1"));
+        let grant = |p: u32, owner: &str| ok(p, Acquire).lock("l").owner(owner).lease(owner);
+        live.observe(&grant(1, "worker-1"));
+        assert_eq!(holder(&live).as_deref(), Some("worker-1"));
         // Another process's release does not clear it.
-        live.observe(&ev(Process::Worker(2), OpType::Invoke, F::Release, None));
-        assert_eq!(live.holder.lock().unwrap().as_deref(), Some("worker-1"));
-        live.observe(&ev(Process::Worker(1), OpType::Info, F::LeaseLost, None));
-        assert_eq!(*live.holder.lock().unwrap(), None);
-        live.observe(&ev(
-            Process::Worker(3),
-            OpType::Ok,
-            F::Acquire,
-            Some("worker-3"),
-        ));
-        live.observe(&ev(Process::Worker(3), OpType::Info, F::Exit, None));
-        assert_eq!(*live.holder.lock().unwrap(), None);
-        live.observe(&ev(
-            Process::Nemesis,
-            OpType::Info,
-            F::Start("pause-holder".into()),
-            None,
-        ));
+        live.observe(&invoke(2, Release).lock("l"));
+        assert_eq!(holder(&live).as_deref(), Some("worker-1"));
+        live.observe(&info(1, LeaseLost).lock("l"));
+        assert_eq!(holder(&live), None);
+        live.observe(&grant(3, "worker-3"));
+        live.observe(&info(3, Exit));
+        assert_eq!(holder(&live), None);
+        live.observe(&start("pause-holder"));
         assert_eq!(live.faults(), vec!["pause-holder"]);
-        live.observe(&ev(
-            Process::Nemesis,
-            OpType::Info,
-            F::Stop("pause-holder".into()),
-            None,
-        ));
+        live.observe(&stop("pause-holder"));
         assert!(live.faults().is_empty());
-        assert_eq!(live.ops(), 7);
+        // A skipped start (no target) applied nothing.
+        live.observe(&start("pause-leader").error("skipped: no leader"));
+        assert!(live.faults().is_empty());
+        assert_eq!(live.ops(), 8);
+    }
+
+    /// Issue 16, point 6: after an indeterminate write its process is retired and certainly
+    /// holds nothing; `pause-holder` must not freeze it as the holder.
+    #[test]
+    fn a_holder_retired_by_an_info_outcome_is_no_holder() {
+        let live = Live::default();
+        live.observe(&ok(1, Acquire).lock("l").owner("worker-1").lease("L1"));
+        live.observe(&invoke(1, Write).key("k"));
+        assert_eq!(holder(&live).as_deref(), Some("worker-1"));
+        live.observe(&info(1, Write).key("k"));
+        assert_eq!(holder(&live), None);
     }
 }

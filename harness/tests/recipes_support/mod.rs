@@ -5,6 +5,7 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly
 
+use checkers::fold::{falling_tokens, hold_spans, overlaps};
 use harness::cluster::{ClusterHandle, System};
 use harness::docker::{
     list_run_containers, list_run_networks, ContainerSpec, Node, Readiness, Role, RunEnv,
@@ -18,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use workloads::config::RecipeKind;
 use workloads::driver::{
-    audit, run_workload, ProcessAllocator, Recorder, Session, Step, WorkerConn, WorkloadSpec,
+    run_workload, ProcessAllocator, Recorder, Session, Step, WorkerConn, WorkloadSpec,
 };
 
 const WORKER_PORT: u16 = 7100;
@@ -202,7 +203,10 @@ pub async fn contention(bed: &Bed, n: usize, secs: u64) {
         .await
         .expect("workload");
     let events = bed.history();
-    let spans = audit::holds(&events, "contended");
+    let spans: Vec<_> = hold_spans(&events)
+        .into_iter()
+        .filter(|s| s.lock == "contended")
+        .collect();
     eprintln!(
         "{}: {} holds by {n} workers in {secs} s: {sums:?}",
         bed.recipe,
@@ -213,17 +217,17 @@ pub async fn contention(bed: &Bed, n: usize, secs: u64) {
         sums.iter().all(|s| s.acquired > 0),
         "a worker never got the lock: {sums:?}"
     );
-    assert_eq!(audit::overlaps(&spans), vec![], "holds overlapped");
+    assert_eq!(overlaps(&spans, "contended"), vec![], "holds overlapped");
     if bed.recipe.has_token() {
-        assert!(spans.iter().all(|h| h.token.is_some()));
+        assert!(spans.iter().all(|h| h.hold.token.is_some()));
         assert_eq!(
-            audit::token_regressions(&spans),
+            falling_tokens(&spans, "contended"),
             vec![],
             "tokens did not strictly increase"
         );
     } else {
         assert!(
-            spans.iter().all(|h| h.token.is_none()),
+            spans.iter().all(|h| h.hold.token.is_none()),
             "{} has no token",
             bed.recipe
         );

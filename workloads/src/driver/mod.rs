@@ -2,7 +2,6 @@
 //! workload loop ([`run_workload`]) that drives them and records every invoke and completion in
 //! `history.jsonl` with Jepsen's semantics.
 
-pub mod audit;
 mod conn;
 mod counter;
 mod session;
