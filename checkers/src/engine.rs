@@ -7,9 +7,11 @@ use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, Resour
 use crate::dispatch::{self, Dispatch};
 use crate::holds::{self, Hold, HoldBook, Recycler};
 use crate::locks::{LockId, LockNames};
+use results::fault::NODE_DIED;
 use results::store::CheckConfig;
+use results::verdict::UNPLANNED_NODE_EXITS;
 use results::{
-    AnomalyKind, Event, EventRef, OpType, ResourceEntry, ResourceRef, Validity, Verdict,
+    AnomalyKind, Event, EventRef, OpType, ResourceEntry, ResourceRef, Validity, Verdict, F,
 };
 use serde_json::json;
 use std::borrow::Borrow;
@@ -46,6 +48,8 @@ pub struct Engine {
     events: u64,
     /// Events per route (operation × type): what the run exercised.
     seen: [u64; ROUTES],
+    /// Nodes that died outside the fault plan: (node, time).
+    unplanned: Vec<(String, u64)>,
     resource_entries: u64,
     last_time: Option<u64>,
     resource_log: ResourceLog,
@@ -130,6 +134,7 @@ impl Engine {
             fail_on: cfg.fail_on.clone(),
             events: 0,
             seen: [0; ROUTES],
+            unplanned: Vec::new(),
             resource_entries: 0,
             last_time: None,
             resource_log: ResourceLog::Present,
@@ -142,6 +147,11 @@ impl Engine {
         self.last_time = Some(self.last_time.map_or(e.time, |t| t.max(e.time)));
         let route = route(Interests::of(e));
         self.seen[route] += 1;
+        if matches!(&e.f, F::Start(f) if f == NODE_DIED) {
+            let time = e.time;
+            self.unplanned
+                .extend(e.targets.iter().map(|t| (t.to_string(), time)));
+        }
         let (lock, acquired) = self.derive(e);
         let cx = Context {
             holds: &self.holds,
@@ -288,6 +298,16 @@ impl Engine {
                 .push("the history is empty: nothing was recorded".into());
         }
         verdict.unknown_reasons.extend(self.exercised_nothing());
+        if !self.unplanned.is_empty() {
+            let exits: Vec<_> = self
+                .unplanned
+                .iter()
+                .map(|(node, at)| json!({ "node": node, "at": at }))
+                .collect();
+            verdict
+                .stats
+                .insert(UNPLANNED_NODE_EXITS.into(), json!(exits));
+        }
         for slot in &mut self.slots {
             let kind = slot.findings.kind;
             let outcome = match &slot.panicked {

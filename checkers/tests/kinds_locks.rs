@@ -249,6 +249,25 @@ fn a_release_that_only_says_it_succeeded_is_a_release_of_a_lost_lock_not_a_doubl
         .contains("nobody held it"));
 }
 
+/// Regression (the recipe tests without faults): the next holder is often granted between a
+/// release's invoke and its `ok`. The releaser had not lost the lock when it released.
+#[test]
+fn a_release_acknowledged_after_the_next_holder_was_granted_is_fine() {
+    let mut events: Vec<Event> = acquire(1, "L1", 1).into();
+    events.push(invoke(1, Release).lock("l").lease("L1").token(1));
+    events.extend(acquire(2, "L2", 2));
+    events.push(
+        ok(1, Release)
+            .lock("l")
+            .lease("L1")
+            .token(1)
+            .result(Released),
+    );
+    events.extend(release(2, "L2", 2));
+    let v = verdict(&history(events), &[]);
+    assert_clean(&v);
+}
+
 #[test]
 fn a_stale_owner_that_noticed_its_lost_lease_and_still_released_is_a_double_release() {
     // Regression (found by the replay scenarios): the worker records lease-lost when it wakes

@@ -109,7 +109,8 @@ async fn malformed_requests_get_an_error_and_the_server_keeps_serving() {
     ];
     for line in bad {
         match c.send_raw(line).await.unwrap() {
-            Reply::Error { message } => assert!(!message.is_empty()),
+            // Nothing was decided or applied: a definite refusal, never an indeterminate error.
+            Reply::Refused { message } => assert!(!message.is_empty()),
             other => panic!(
                 "{:?} got {other:?}",
                 String::from_utf8_lossy(&line[..line.len().min(60)])

@@ -165,6 +165,14 @@ fn bad_flags_exit_3_before_anything_starts() {
         "{}",
         explain(&out)
     );
+    // Issue 16, point 3: Redlock hands out no token and the default resource compares tokens.
+    let out = run(&root, &["--recipe", "redlock"]);
+    assert_eq!(out.status.code(), Some(3), "{}", explain(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Use resource none"),
+        "{}",
+        explain(&out)
+    );
     assert!(!root.exists(), "a rejected test creates no run directory");
 }
 
@@ -241,5 +249,146 @@ fn ctrl_c_heals_tears_down_and_keeps_a_checkable_history() {
         "the partial history is checkable: {}",
         explain(&check)
     );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Waits until `root`'s newest run has a history containing `what`; returns its directory.
+fn wait_for_history(root: &Path, what: &str, patience: Duration) -> PathBuf {
+    let started = Instant::now();
+    loop {
+        assert!(
+            started.elapsed() < patience,
+            "the run never recorded {what:?}"
+        );
+        if let Ok(dir) = std::fs::canonicalize(root.join("latest")) {
+            if std::fs::read_to_string(dir.join("history.jsonl")).is_ok_and(|t| t.contains(what)) {
+                return dir;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn check(dir: &Path) -> Output {
+    Command::new(bin())
+        .arg("check")
+        .arg(dir)
+        .output()
+        .expect("check runs")
+}
+
+/// Issue 16, point 2: a harness killed with SIGKILL mid-run (a worker still paused) leaves a
+/// history that looks like a short clean run. `state.json` still says running, so `check` of
+/// it is unknown (exit 2) and says why; the same test left to finish checks as usual.
+#[test]
+fn a_run_killed_mid_way_checks_unknown_and_the_same_run_finished_checks_as_usual() {
+    let root = runs_root("sigkill");
+    let args = [
+        "run",
+        "--quiet",
+        "--name",
+        "sigkill-test",
+        "--time-limit",
+        "16s",
+        "--seed",
+        "5",
+    ];
+    let mut child = Command::new(bin())
+        .args(args)
+        .arg("--runs")
+        .arg(&root)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("fencecheck starts");
+    let dir = wait_for_history(&root, "start-pause-holder", Duration::from_secs(120));
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    let clean = Command::new(bin())
+        .args(["clean", "--run", "sigkill-test"])
+        .output()
+        .expect("clean runs");
+    assert_eq!(clean.status.code(), Some(0), "{}", explain(&clean));
+    assert_eq!(
+        labelled_containers("sigkill-test"),
+        "",
+        "clean left containers"
+    );
+    let state = std::fs::read_to_string(dir.join("state.json")).expect("state.json");
+    assert!(state.contains("\"running\""), "{state}");
+    let out = check(&dir);
+    assert_eq!(out.status.code(), Some(2), "{}", explain(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("verdict: UNKNOWN") && stdout.contains("the run never finished"),
+        "{stdout}"
+    );
+
+    let out = run(&root, &args[2..]);
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&out));
+    let finished = latest(&root);
+    assert_ne!(finished, dir);
+    let state = std::fs::read_to_string(finished.join("state.json")).expect("state.json");
+    assert!(state.contains("\"completed\""), "{state}");
+    let out = check(&finished);
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&out));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Issue 16, point 7: an etcd member killed from outside the fault plan is recorded in the
+/// history as a fault nobody healed, and the summary and the report say so.
+#[test]
+fn a_node_killed_from_outside_is_recorded_and_shown_as_a_fault_nobody_healed() {
+    let root = runs_root("outside");
+    let child = Command::new(bin())
+        .args([
+            "run",
+            "--quiet",
+            "--name",
+            "outside-kill-test",
+            "--nemesis",
+            "none",
+            "--time-limit",
+            "14s",
+            "--seed",
+            "3",
+        ])
+        .arg("--runs")
+        .arg(&root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("fencecheck starts");
+    let dir = wait_for_history(&root, "\"ok\",\"f\":\"acquire\"", Duration::from_secs(120));
+    let killed = Command::new("docker")
+        .args(["kill", "fc-outside-kill-test-etcd-2"])
+        .output()
+        .expect("docker kill");
+    assert!(killed.status.success(), "{}", explain(&killed));
+    let out = child.wait_with_output().expect("the run ends");
+    assert!(
+        matches!(out.status.code(), Some(0..=2)),
+        "{}",
+        explain(&out)
+    );
+    let history = std::fs::read_to_string(dir.join("history.jsonl")).unwrap();
+    let died: Vec<&str> = history
+        .lines()
+        .filter(|l| l.contains("start-node-died"))
+        .collect();
+    assert_eq!(died.len(), 1, "{history}");
+    assert!(died[0].contains("\"targets\":[\"etcd-2\"]"), "{}", died[0]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("unplanned: node etcd-2 died at"),
+        "{stdout}"
+    );
+    let report = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(report.contains("Outside the fault plan"));
+    assert!(
+        report.contains("node-died"),
+        "the report draws it as a fault"
+    );
+    assert_eq!(labelled_containers("outside-kill-test"), "");
     let _ = std::fs::remove_dir_all(&root);
 }

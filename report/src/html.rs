@@ -181,6 +181,14 @@ fn summary(s: &mut String, input: &ReportInput<'_>, model: &Timeline) {
         }
         s.push_str("</ul></div>");
     }
+    let unplanned = v.unplanned_lines();
+    if !unplanned.is_empty() {
+        s.push_str(r#"<div class="unknown-reasons"><b>Outside the fault plan:</b><ul>"#);
+        for line in &unplanned {
+            let _ = write!(s, "<li>{}</li>", esc(line));
+        }
+        s.push_str("</ul></div>");
+    }
     s.push_str("</section>");
 }
 

@@ -109,6 +109,14 @@ pub fn junit_xml(input: &ReportInput<'_>) -> String {
             esc(&v.unknown_reasons.join("\n"))
         );
     }
+    let unplanned = v.unplanned_lines();
+    if !unplanned.is_empty() {
+        let _ = writeln!(
+            s,
+            "    <system-out>outside the fault plan:\n{}</system-out>",
+            esc(&unplanned.join("\n"))
+        );
+    }
     s.push_str("  </testsuite>\n</testsuites>\n");
     s
 }
@@ -117,6 +125,9 @@ pub fn junit_xml(input: &ReportInput<'_>) -> String {
 pub fn evidence_text(a: &Anomaly) -> String {
     let ev = &a.evidence;
     let mut t = format!("{}: {}\n", a.kind, a.summary);
+    if let Some(at) = a.when() {
+        t.push_str(&format!("  became true at: {:.3}s\n", at as f64 / 1e9));
+    }
     let fields = [
         ("lock", ev.lock.clone()),
         ("key", ev.key.clone()),

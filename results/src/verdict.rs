@@ -197,6 +197,9 @@ impl Anomaly {
     }
 }
 
+/// The `stats` entry listing nodes that died outside the fault plan: `[{"node", "at"}]`.
+pub const UNPLANNED_NODE_EXITS: &str = "unplanned_node_exits";
+
 /// The whole `results.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
@@ -211,6 +214,31 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// Nodes that died outside the fault plan, with when (ns since the run's start).
+    pub fn unplanned_node_exits(&self) -> Vec<(String, u64)> {
+        self.stats
+            .get(UNPLANNED_NODE_EXITS)
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|x| Some((x["node"].as_str()?.to_string(), x["at"].as_u64()?)))
+            .collect()
+    }
+
+    /// One line per node that died outside the fault plan, for every face of the verdict.
+    pub fn unplanned_lines(&self) -> Vec<String> {
+        self.unplanned_node_exits()
+            .into_iter()
+            .map(|(node, at)| {
+                format!(
+                    "node {node} died at {:.3}s outside the fault plan: a fault nobody healed \
+                     (see nodes/ for its log)",
+                    at as f64 / 1e9
+                )
+            })
+            .collect()
+    }
+
     /// Records why the history cannot be fully judged (it was interrupted, its last line is
     /// torn ...): a valid verdict becomes unknown; anomalies found stand.
     pub fn unknown_because(&mut self, reason: String) {

@@ -34,7 +34,8 @@ impl ResourceWriter for crate::resource::ResourceClient {
                     result: r.result,
                     highest_before: r.highest_before,
                 }),
-                // A refusal may be a backend failure after the write applied: indeterminate.
+                // A refusal certainly did nothing; anything else may have applied the write.
+                Err(e @ crate::resource::ClientError::Refused { .. }) => Completion::fail(e),
                 Err(e) => Completion::info(e),
             }
         })

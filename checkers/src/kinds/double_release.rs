@@ -34,8 +34,9 @@ struct Acq {
     released_at: Option<u64>,
 }
 
-/// A release invoke awaiting its completion: (lock, index, time).
-type PendingRelease = (LockId, u64, u64);
+/// A release invoke awaiting its completion: (lock, index, time, and the index of the lock's
+/// latest grant when it was invoked: a grant after the invoke is the next holder's, fine).
+type PendingRelease = (LockId, u64, u64, Option<u64>);
 
 /// A release acknowledged for a lost lock while `holder` held it, awaiting the history's word.
 #[derive(Debug, Clone)]
@@ -103,7 +104,8 @@ impl Checker for DoubleRelease {
             }
             (F::Release, OpType::Invoke) => {
                 if let Some(lock) = cx.lock {
-                    self.pending.insert(p, (lock, e.index, e.time));
+                    let latest = self.latest.get(lock).copied().flatten();
+                    self.pending.insert(p, (lock, e.index, e.time, latest));
                 }
             }
             (F::Release, OpType::Ok) if e.result != Some(OpResult::ReleaseRejectedNotOwner) => {
@@ -198,7 +200,7 @@ impl DoubleRelease {
     fn released(
         &mut self,
         p: u32,
-        (lock, rel_index, rel_time): PendingRelease,
+        (lock, rel_index, rel_time, latest): PendingRelease,
         (e, cx): (&EventRef<'_>, &Context<'_>),
         out: &mut Findings,
     ) {
@@ -234,12 +236,8 @@ impl DoubleRelease {
             );
             return;
         }
-        let lost = self
-            .latest
-            .get(lock)
-            .copied()
-            .flatten()
-            .is_some_and(|l| l > a.index);
+        // Lost: another acquisition was granted after this one and before the release was sent.
+        let lost = latest.is_some_and(|l| l > a.index);
         if !lost {
             return;
         }

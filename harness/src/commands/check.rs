@@ -3,7 +3,9 @@
 //! writes `results.json`, prints one line per anomaly kind, and exits 0 valid / 1 invalid /
 //! 2 unknown / 3 when the run directory itself is unusable (missing history, a malformed line —
 //! the message names the file and line). A last line cut off mid-write (a killed writer) is not
-//! malformed input: everything before it is judged and the verdict is at best unknown.
+//! malformed input: everything before it is judged and the verdict is at best unknown. So is a
+//! run whose `state.json` says it never finished (still `running`: its harness was killed) or
+//! was interrupted.
 //!
 //! `run` calls [`check_run_dir`] too, so a live run and a re-check judge the same way (an
 //! interrupted run also prints [`summary_table`]).
@@ -11,6 +13,7 @@
 use anyhow::Context;
 use checkers::Engine;
 use results::layout::{HISTORY, RESOURCE_LOG, RESULTS, TEST_YAML};
+use results::run_state::RunState;
 use results::store::{stream_history_lines, stream_resource_log, CheckConfig, StoreError};
 use results::{Validity, Verdict};
 use std::fmt::Write as _;
@@ -75,6 +78,11 @@ pub fn check_run_dir(dir: &Path) -> anyhow::Result<Verdict> {
     }
     let mut verdict = engine.finish();
     for why in torn {
+        verdict.unknown_because(why);
+    }
+    // A run that never finished is at best unknown; a directory without the record (made by
+    // hand, converted from another tool) is judged as it stands.
+    if let Some(why) = RunState::read(dir)?.and_then(|s| s.unfinished_because()) {
         verdict.unknown_because(why);
     }
     order.note(&mut verdict);
@@ -169,6 +177,9 @@ pub fn summary_table(v: &Verdict, show: usize) -> String {
     );
     for r in &v.unknown_reasons {
         let _ = writeln!(s, "unknown: {r}");
+    }
+    for line in v.unplanned_lines() {
+        let _ = writeln!(s, "unplanned: {line}");
     }
     if let Some(d) = v.stats.get("indices_out_of_order") {
         let n = d["count"].as_u64().unwrap_or(0);

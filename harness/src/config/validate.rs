@@ -27,6 +27,11 @@ pub fn default_image() -> String {
     crate::image::node_image_tag()
 }
 
+/// Whether a resource decides writes by their fence token (every resource but `none`).
+fn needs_token(resource: &str) -> bool {
+    resource != "none"
+}
+
 /// Validates a raw test (file overlaid with flags) into a plan. `random_seed` is used when the
 /// test names no seed (the caller draws it, so validation itself stays deterministic).
 pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError> {
@@ -225,6 +230,24 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
             err(field, format!("{rule} (got {got}) for recipe {recipe}"))
         }
     })?;
+    // A resource that compares tokens refuses every write of a recipe that has none: such a run
+    // would record refusals, not a test.
+    if workload == Workload::FencedWrite && !kind.has_token() && needs_token(&resource) {
+        let fitting: Vec<&str> = RESOURCES
+            .iter()
+            .copied()
+            .filter(|r| !needs_token(r))
+            .collect();
+        return Err(err(
+            "resource",
+            format!(
+                "recipe {recipe} hands out no fence token, and resource {resource} decides writes by \
+                 their token: it would refuse every write. Use resource {} (stale writes are then \
+                 judged by grant order), or a recipe with a token",
+                fitting.join(" or ")
+            ),
+        ));
+    }
 
     let time_limit = raw.time_limit.unwrap_or(Dur::secs(60));
     if time_limit.get().is_zero() {
@@ -587,6 +610,16 @@ mod tests {
                 },
                 "counter_store",
                 "etcd-guard",
+            ),
+            // Issue 16, point 3: Redlock's writes carry no token, and the default resource
+            // (strict) refuses every one of them.
+            (
+                RawTest {
+                    recipe: Some("redlock".into()),
+                    ..raw()
+                },
+                "resource",
+                "Use resource none",
             ),
         ];
         for (r, field, hint) in cases {

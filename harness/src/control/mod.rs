@@ -9,8 +9,10 @@
 //! - [`restart`]: how a killed target comes back.
 //! - [`audit`]: proof that nothing is left stopped or cut.
 //! - [`topology`]: the nemesis's view of a run (leader, holder) and restarts through `RunEnv`.
+//! - [`deaths`]: nodes that died outside the fault plan.
 
 pub mod audit;
+pub mod deaths;
 pub mod iptables;
 pub mod procs;
 pub mod restart;
@@ -51,6 +53,8 @@ pub struct DockerControl {
     targets: Mutex<BTreeMap<String, String>>,
     restarter: Arc<dyn Restart>,
     tracked: Mutex<Tracked>,
+    /// The kills this control makes, so a watch of deaths can tell them from unplanned ones.
+    planned: deaths::PlannedDeaths,
 }
 
 impl std::fmt::Debug for DockerControl {
@@ -78,7 +82,13 @@ impl DockerControl {
             targets: Mutex::new(targets),
             restarter,
             tracked: Mutex::new(Tracked::default()),
+            planned: deaths::PlannedDeaths::default(),
         }
+    }
+
+    /// The deaths this control causes (for [`deaths::watch`]).
+    pub fn planned_deaths(&self) -> deaths::PlannedDeaths {
+        self.planned.clone()
     }
 
     /// Adds or re-points a target (a respawned worker in a new container).
@@ -205,6 +215,7 @@ impl NodeControl for DockerControl {
                 if !live.running {
                     return Ok(());
                 }
+                self.planned.expect(&self.container(target, &action)?);
             }
         }
         procs::signal_all(&pids, signal).map_err(|e| ControlError::new(target, &action, e))?;

@@ -101,7 +101,15 @@ pub fn replay(scenario: &Scenario, plan: &TestPlan, runs: &Path) -> anyhow::Resu
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let (rows, aborted) = runtime.block_on(record(scenario, plan, &dir, &log))?;
+    let recorded = runtime.block_on(record(scenario, plan, &dir, &log));
+    // Steps that stopped early (a harness problem mid-scenario) did not finish the run.
+    let ended = match &recorded {
+        Ok((_, None)) => Ok(()),
+        Ok((_, Some(why))) => Err(anyhow::anyhow!("the steps stopped early: {why}")),
+        Err(e) => Err(anyhow::anyhow!("{e:#}")),
+    };
+    prepare::finish(&dir.path, &ended)?;
+    let (rows, aborted) = recorded?;
     if let Some(why) = &aborted {
         log.line(&format!("steps stopped: {why}"));
     }

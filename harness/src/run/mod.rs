@@ -30,6 +30,7 @@ pub mod summary;
 use crate::config::TestPlan;
 use anyhow::Context;
 use results::layout::{self, RunDir};
+use results::run_state::Stage;
 use std::path::{Path, PathBuf};
 
 /// How to run (not what to test: that is the plan).
@@ -93,6 +94,7 @@ pub fn execute(plan: TestPlan, options: &Options) -> anyhow::Result<u8> {
     if let Err(e) = &recorded {
         log.line(&format!("recording failed: {e:#}"));
     }
+    prepare::finish(&dir.path, &recorded)?;
     if !dir.history().is_file() {
         progress.finish();
         return Err(recorded
@@ -122,13 +124,16 @@ pub fn execute(plan: TestPlan, options: &Options) -> anyhow::Result<u8> {
     }
 }
 
-/// After an interrupt's teardown: checks what the run recorded and writes `results.json`. An
-/// interrupted run is never a pass: a valid verdict becomes unknown (anomalies found stand).
+/// After an interrupt's teardown: marks the run interrupted, checks what it recorded and writes
+/// `results.json`. An interrupted run is never a pass: a valid verdict becomes unknown
+/// (anomalies found stand).
 pub fn check_interrupted(dir: &Path) {
-    let checked = check_run_dir(dir).and_then(|v| {
-        crate::commands::check::write_results(&dir.join(layout::RESULTS), &v)?;
-        Ok(v)
-    });
+    let checked = prepare::mark(dir, Stage::Interrupted, Some(prepare::INTERRUPTED.into()))
+        .and_then(|()| check_run_dir(dir))
+        .and_then(|v| {
+            crate::commands::check::write_results(&dir.join(layout::RESULTS), &v)?;
+            Ok(v)
+        });
     match checked {
         Ok(v) => eprint!(
             "fencecheck: the partial history of {} checked:\n{}results: {}\n",
@@ -144,16 +149,10 @@ pub fn check_interrupted(dir: &Path) {
     }
 }
 
-/// The check of a run's directory; once SIGINT / SIGTERM arrived (the signal thread and the
-/// main path may both get here), the verdict says the history is partial.
+/// The check of a run's directory: `state.json` says whether the run finished (the signal
+/// thread marks it interrupted before it gets here).
 fn check_run_dir(dir: &Path) -> anyhow::Result<results::Verdict> {
-    let mut v = crate::commands::check::check_run_dir(dir)?;
-    if crate::docker::interrupted() {
-        v.unknown_because(
-            "the run was interrupted (SIGINT / SIGTERM): the history is partial".into(),
-        );
-    }
-    Ok(v)
+    crate::commands::check::check_run_dir(dir)
 }
 
 /// Checks a recorded run, writes `results.json` and the report files.

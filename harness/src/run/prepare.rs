@@ -1,20 +1,50 @@
 //! Phase 1 of a run: its directory, the fully resolved `test.yaml` (written before anything
-//! starts, so even a run that dies at once says what it was), and the harness log.
+//! starts, so even a run that dies at once says what it was), `state.json` (running, until the
+//! run says how it ended: a harness killed outright leaves it running, and its history is then
+//! judged at best unknown), and the harness log.
 
 use crate::config::TestPlan;
 use anyhow::Context;
 use results::layout::{self, RunDir};
+use results::run_state::{RunState, Stage};
 use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-/// Creates the run directory and writes `test.yaml`. `extra` is appended verbatim (e.g. the
-/// nemesis plan drawn from the seed, once known).
+/// Creates the run directory, writes `test.yaml` and marks the run as running. `extra` is
+/// appended verbatim (e.g. the nemesis plan drawn from the seed, once known).
 pub fn create_run_dir(root: &Path, plan: &TestPlan) -> anyhow::Result<RunDir> {
     let dir = RunDir::create(root, &plan.name, &layout::utc_stamp_now())
         .with_context(|| format!("cannot create a run directory under {}", root.display()))?;
     write_test_yaml(&dir, plan, None)?;
+    mark(&dir.path, Stage::Running, None)?;
     Ok(dir)
+}
+
+/// Records how the run ended in `state.json`: completed when recording ended as planned,
+/// interrupted (with the reason) when it stopped early. Once SIGINT / SIGTERM arrived the run
+/// is interrupted, whatever the main path saw.
+pub fn finish(dir: &Path, recorded: &anyhow::Result<()>) -> anyhow::Result<()> {
+    if crate::docker::interrupted() {
+        return mark(dir, Stage::Interrupted, Some(INTERRUPTED.into()));
+    }
+    match recorded {
+        Ok(()) => mark(dir, Stage::Completed, None),
+        Err(e) => mark(dir, Stage::Interrupted, Some(format!("{e:#}"))),
+    }
+}
+
+/// Why an interrupted run stopped, as `state.json` says it.
+pub const INTERRUPTED: &str = "SIGINT / SIGTERM";
+
+/// Writes `state.json`.
+pub fn mark(dir: &Path, state: Stage, reason: Option<String>) -> anyhow::Result<()> {
+    RunState::now(state, reason).write(dir).with_context(|| {
+        format!(
+            "cannot write {}",
+            dir.join(results::run_state::STATE).display()
+        )
+    })
 }
 
 /// (Re)writes `test.yaml`: the plan, then any extra resolved sections (the fault plan).
@@ -73,6 +103,12 @@ mod tests {
         assert!(text.contains("recovery_slack: 5s"), "{text}");
         assert!(text.contains("- stale-accepted-write"), "{text}");
         assert!(text.contains("fencecheck run --config "), "{text}");
+        let state = RunState::read(&dir.path).unwrap().unwrap();
+        assert_eq!(
+            state.state,
+            Stage::Running,
+            "running until the run says how it ended"
+        );
         // The stored test re-runs as it is: reading it back gives the same plan.
         let back = crate::config::load_file(&dir.file(layout::TEST_YAML)).unwrap();
         assert_eq!(validate(back, 0).unwrap(), plan);

@@ -13,9 +13,10 @@ use crate::control::DockerControl;
 use crate::docker::{DockerError, Node, RunEnv};
 use anyhow::Context;
 use nemesis::{Generator, Nemesis, Plan};
+use results::fault::NODE_DIED;
 use results::jsonl::HistoryWriter;
 use results::layout::RunDir;
-use results::RunClock;
+use results::{Event, OpType, Process, RunClock, F};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -178,7 +179,15 @@ async fn run_in(
     for store in &deployment.stores {
         names.extend(targets(env, store.nodes.iter()));
     }
-    let control = DockerControl::new(env.docker().clone(), env.network(), names, restart.clone());
+    let control = DockerControl::new(
+        env.docker().clone(),
+        env.network(),
+        names.clone(),
+        restart.clone(),
+    );
+    // Until this returns (before teardown): nodes that die outside the plan are recorded as
+    // faults nobody healed.
+    let _deaths = watch_deaths(env, &names, &worker_names, &control, &history, clock, log);
     let nemesis =
         Nemesis::new(&control, &topology, &history, clock).ending_at(plan.time_limit.get());
 
@@ -240,6 +249,53 @@ async fn run_in(
     history.sync().context("syncing history.jsonl")?;
     progress.phase("stop");
     Ok(())
+}
+
+/// Records every node (not worker) that dies outside the fault plan as `start-node-died`, with
+/// no stop: a fault nobody healed (DESIGN.md: stuck-lock treats it as a service fault).
+fn watch_deaths(
+    env: &RunEnv,
+    names: &BTreeMap<String, String>,
+    workers: &[String],
+    control: &DockerControl,
+    history: &Arc<HistoryWriter>,
+    clock: RunClock,
+    log: &HarnessLog,
+) -> crate::control::deaths::Watch {
+    let nodes: BTreeMap<String, String> = names
+        .iter()
+        .filter(|(target, _)| !workers.contains(target))
+        .map(|(target, container)| (container.clone(), target.clone()))
+        .collect();
+    let (history, log) = (history.clone(), log.clone());
+    crate::control::deaths::watch(
+        env.docker().clone(),
+        env.run_id(),
+        nodes,
+        control.planned_deaths(),
+        move |death| {
+            let mut e = Event::new(
+                clock.now(),
+                Process::Nemesis,
+                OpType::Info,
+                F::Start(NODE_DIED.into()),
+            );
+            e.value = Some(serde_json::json!({
+                "fault": NODE_DIED,
+                "targets": [death.target],
+                "container": death.container,
+                "exit_code": death.exit_code,
+                "planned": false,
+            }));
+            log.line(&format!(
+                "{} ({}) died outside the fault plan, exit code {:?}",
+                death.target, death.container, death.exit_code
+            ));
+            if let Err(err) = history.record(e) {
+                log.line(&format!("recording the death of {}: {err}", death.target));
+            }
+        },
+    )
 }
 
 /// One worker's loop for the whole run: when its process dies (killed by the nemesis) and the

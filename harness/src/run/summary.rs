@@ -56,6 +56,9 @@ pub fn render(verdict: &Verdict, run_dir: &Path, rerun: &str) -> String {
     for reason in &verdict.unknown_reasons {
         let _ = writeln!(out, "unknown: {reason}");
     }
+    for line in verdict.unplanned_lines() {
+        let _ = writeln!(out, "unplanned: {line}");
+    }
     let word = match verdict.valid {
         Validity::Valid => "VALID",
         Validity::Invalid => "INVALID",

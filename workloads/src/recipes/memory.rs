@@ -147,7 +147,12 @@ impl Client for MemoryClient {
                 .holders
                 .get(&hold.lock)
                 .is_some_and(|h| h.lease == hold.lease && h.expires > now);
-            if mine || self.service.knobs.release_without_owner_check {
+            // Without the owner check it removes whoever holds the lock; a release that removed
+            // nothing says so either way.
+            let removes = mine
+                || (self.service.knobs.release_without_owner_check
+                    && st.holders.contains_key(&hold.lock));
+            if removes {
                 st.holders.remove(&hold.lock);
                 Completion::Ok(())
             } else {

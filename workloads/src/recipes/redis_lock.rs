@@ -164,8 +164,13 @@ impl Client for RedisLock {
                 Release::PlainDel => {
                     let mut inv = PLAIN_DEL.prepare_invoke();
                     inv.key(key);
-                    // DEL answers 0 or 1; either way the naive client believes it released.
-                    self.script::<u64>("DEL", inv).await.map(|_| ())
+                    // DEL deletes whoever holds the key: the naive client's bug. A DEL that
+                    // deleted nothing (the key had expired) is reported as such, not as a
+                    // release: the history then shows only the harm DEL really did.
+                    match self.script::<u64>("DEL", inv).await {
+                        Completion::Ok(0) => Completion::fail(NOT_OWNER),
+                        other => other.map(|_| ()),
+                    }
                 }
             }
         })

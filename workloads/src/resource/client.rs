@@ -10,8 +10,8 @@ use tokio::net::TcpStream;
 use super::protocol::{Reply, Request, WriteReply, WriteRequest};
 
 /// Why a write got no decision. Every variant is indeterminate for a write (the resource may
-/// have decided and logged it before the connection broke) except `Refused` for a request the
-/// server could not parse.
+/// have decided and logged it before the connection broke) except `Refused`: the server said
+/// it decided and applied nothing (a malformed request, a write its mode cannot decide).
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     #[error("resource at {addr}: {source}")]
@@ -20,9 +20,12 @@ pub enum ClientError {
         #[source]
         source: std::io::Error,
     },
-    /// The server answered with an error reply (malformed request, or backend failure).
+    /// The server refused the request: nothing was decided or applied. Definite.
     #[error("resource at {addr} refused: {message}")]
     Refused { addr: String, message: String },
+    /// The server's backend failed mid-way: the write may have been applied.
+    #[error("resource at {addr} failed: {message}")]
+    Failed { addr: String, message: String },
     #[error("resource at {addr} sent an unexpected reply: {reply}")]
     Protocol { addr: String, reply: String },
 }
@@ -62,7 +65,11 @@ impl ResourceClient {
             .map_err(|e| self.protocol(e.to_string()))?;
         match self.send_raw(&line).await? {
             Reply::Decided(r) => Ok(r),
-            Reply::Error { message } => Err(ClientError::Refused {
+            Reply::Refused { message } => Err(ClientError::Refused {
+                addr: self.addr.clone(),
+                message,
+            }),
+            Reply::Error { message } => Err(ClientError::Failed {
                 addr: self.addr.clone(),
                 message,
             }),

@@ -8,8 +8,11 @@
 //! > {"op":"ping"}
 //! < {"status":"pong"}
 //! > not json
-//! < {"status":"error","message":"malformed request: expected ident at line 1 column 2"}
+//! < {"status":"refused","message":"malformed request: expected ident at line 1 column 2"}
 //! ```
+//!
+//! `refused` is definite (nothing was decided or applied: the writer records `fail`); `error`
+//! is not (the backend failed mid-way and the write may have been applied: `info`).
 
 use results::{ResourceEntry, WriteResult};
 use serde::{Deserialize, Serialize};
@@ -78,8 +81,13 @@ impl WriteRequest {
 pub enum Reply {
     /// The write was decided and its decision is in the log (as line `seq`).
     Decided(WriteReply),
-    /// Nothing was decided: the request was malformed, or the backend failed (then the write may
-    /// or may not have been applied — the caller must treat it as indeterminate).
+    /// Nothing was decided and nothing applied: the request was malformed, or this backend and
+    /// mode cannot decide it (a strict mode and a write without a token). Definite.
+    Refused {
+        message: String,
+    },
+    /// Nothing was decided, but the backend failed mid-way: the write may or may not have been
+    /// applied — the caller must treat it as indeterminate.
     Error {
         message: String,
     },

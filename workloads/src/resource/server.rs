@@ -77,20 +77,22 @@ impl Server {
         };
         let _one_in_flight = key_lock.lock().await;
         let error = |message: String| Reply::Error { message };
+        let refused = |message: String| Reply::Refused { message };
         // An earlier write to this key whose reply was lost: the store may have decided it, and
         // this write's highest_before depends on that. Ask before deciding anything else.
         if let Some(intent) = self.intents.take_doubt(&write.key) {
             if let Err(e) = settle(self.resource.as_ref(), &self.log, &intent).await {
                 self.intents.doubt(intent);
-                return error(format!(
-                    "an earlier write to {:?} is in doubt: {e}",
+                // This write was not sent: the doubt is the earlier one's.
+                return refused(format!(
+                    "not sent: an earlier write to {:?} is in doubt: {e}",
                     write.key
                 ));
             }
         }
         let attempt = self.log.decisions_on(&write.key) + 1;
         if let Err(e) = self.intents.intend(attempt, &write) {
-            return error(format!("not sent: {e}"));
+            return refused(format!("not sent: {e}"));
         }
         let Decision {
             result,
@@ -98,7 +100,7 @@ impl Server {
             store_order,
         } = match self.resource.decide(&write, attempt).await {
             Ok(d) => d,
-            Err(e @ ResourceError::Invalid(_)) => return error(e.to_string()),
+            Err(e @ ResourceError::Invalid(_)) => return refused(e.to_string()),
             Err(e) => {
                 self.intents.doubt(Intent { attempt, write });
                 return error(e.to_string());
@@ -125,7 +127,7 @@ impl Server {
     pub async fn handle_line(&self, line: &[u8]) -> Reply {
         match serde_json::from_slice::<Request>(line) {
             Ok(req) => self.handle(req).await,
-            Err(e) => Reply::Error {
+            Err(e) => Reply::Refused {
                 message: format!("malformed request: {e}"),
             },
         }
@@ -170,7 +172,7 @@ impl Server {
                 // Skip the rest of the oversized line, then say why it was not handled.
                 let mut rest = Vec::new();
                 read.read_until(b'\n', &mut rest).await?;
-                Reply::Error {
+                Reply::Refused {
                     message: format!("request line longer than {MAX_LINE} bytes"),
                 }
             } else if line.iter().all(u8::is_ascii_whitespace) {
