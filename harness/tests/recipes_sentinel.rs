@@ -43,7 +43,7 @@ async fn redis_sentinel_rediscovers_the_master_after_a_failover() {
         Duration::from_secs(2),
         |bed| async move {
             let (_, conn) = bed.worker("f0", "stop").await;
-            let mut s = Session::new(conn, bed.alloc.next(), bed.alloc.clone(), bed.rec.clone());
+            let mut s = Session::new(conn, bed.ids(), bed.rec.clone());
             assert_eq!(
                 s.acquire("failover").await.unwrap().kind(),
                 Some(OpType::Ok)

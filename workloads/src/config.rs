@@ -2,80 +2,10 @@
 //! them into the only type a worker can be built from. Each error names the field and the rule,
 //! and says what to write instead.
 
+pub use crate::kinds::RecipeKind;
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
-
-/// Which recipe a worker runs (DESIGN.md's `--recipe` values).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RecipeKind {
-    EtcdLease,
-    EtcdLock,
-    ZkLock,
-    RedisLock,
-    RedisLockDel,
-    Redlock,
-    RedisSentinel,
-    Memory,
-}
-
-impl RecipeKind {
-    pub const ALL: [RecipeKind; 8] = [
-        RecipeKind::EtcdLease,
-        RecipeKind::EtcdLock,
-        RecipeKind::ZkLock,
-        RecipeKind::RedisLock,
-        RecipeKind::RedisLockDel,
-        RecipeKind::Redlock,
-        RecipeKind::RedisSentinel,
-        RecipeKind::Memory,
-    ];
-
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            RecipeKind::EtcdLease => "etcd-lease",
-            RecipeKind::EtcdLock => "etcd-lock",
-            RecipeKind::ZkLock => "zk-lock",
-            RecipeKind::RedisLock => "redis-lock",
-            RecipeKind::RedisLockDel => "redis-lock-del",
-            RecipeKind::Redlock => "redlock",
-            RecipeKind::RedisSentinel => "redis-sentinel",
-            RecipeKind::Memory => "memory",
-        }
-    }
-
-    /// Whether acquisitions carry a fence token (Redlock has none).
-    pub fn has_token(&self) -> bool {
-        *self != RecipeKind::Redlock
-    }
-
-    fn is_etcd(&self) -> bool {
-        matches!(self, RecipeKind::EtcdLease | RecipeKind::EtcdLock)
-    }
-}
-
-impl fmt::Display for RecipeKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for RecipeKind {
-    type Err = ConfigError;
-    fn from_str(s: &str) -> Result<Self, ConfigError> {
-        RecipeKind::ALL
-            .into_iter()
-            .find(|r| r.as_str() == s)
-            .ok_or_else(|| ConfigError::Invalid {
-                field: "recipe",
-                rule: format!(
-                    "must be one of {}",
-                    RecipeKind::ALL.map(|r| r.as_str()).join(", ")
-                ),
-                got: s.to_string(),
-            })
-    }
-}
 
 /// Where renewal runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,6 +9,7 @@ pub mod counter;
 pub mod counter_guard;
 pub mod driver;
 pub mod fenced_write;
+pub mod kinds;
 pub mod ownership;
 pub mod pg;
 pub mod protocol;

@@ -129,7 +129,7 @@ async fn non_monotonic_tokens_show_up_as_regressions_and_stale_rejections() {
 /// hold turns lost, and the next write shows the discipline (`stop`: lease-lost first and
 /// nothing sent; `continue`: the write goes out anyway).
 async fn early_loss(discipline: &str) -> (Vec<Event>, MemoryResource) {
-    use workloads::driver::{ProcessAllocator, Session};
+    use workloads::driver::{ProcessIds, Session};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("history.jsonl");
     let clock = RunClock::start();
@@ -154,7 +154,7 @@ async fn early_loss(discipline: &str) -> (Vec<Event>, MemoryResource) {
         discipline.parse().unwrap(),
     );
     let conn = WorkerConn::over(spawn_local(w), rec.clone()).await.unwrap();
-    let mut s = Session::new(conn, 0, ProcessAllocator::new(1), rec);
+    let mut s = Session::new(conn, ProcessIds::of_worker(0, 1), rec);
     s.acquire("l").await.unwrap();
     tokio::time::sleep(Duration::from_millis(150)).await; // past the first renewal (100 ms)
     s.write("k", 1).await.unwrap();
@@ -204,7 +204,7 @@ async fn continue_sends_the_write_after_losing_the_lease() {
 
 #[tokio::test]
 async fn a_worker_that_dies_while_holding_gets_an_exit_event_at_once() {
-    use workloads::driver::{ProcessAllocator, Session, Step};
+    use workloads::driver::{ProcessIds, Session, Step};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("history.jsonl");
     let rec = Recorder::new(
@@ -227,7 +227,7 @@ async fn a_worker_that_dies_while_holding_gets_an_exit_event_at_once() {
     let (driver_end, worker_end) = tokio::io::duplex(4096);
     let task = tokio::spawn(async move { workloads::worker::serve_conn(&mut w, worker_end).await });
     let conn = WorkerConn::over(driver_end, rec.clone()).await.unwrap();
-    let mut s = Session::new(conn, 0, ProcessAllocator::new(1), rec);
+    let mut s = Session::new(conn, ProcessIds::of_worker(0, 1), rec);
     s.acquire("l").await.unwrap();
     task.abort(); // the worker process is killed while its holder works
     let started = std::time::Instant::now();

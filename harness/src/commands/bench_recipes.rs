@@ -13,7 +13,7 @@ use results::{OpType, RunClock};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use workloads::config::RecipeKind;
-use workloads::driver::{ProcessAllocator, Recorder, Session, WorkerConn};
+use workloads::driver::{ProcessIds, Recorder, Session, WorkerConn};
 
 /// Arguments of `fencecheck bench recipes`.
 #[derive(Debug, clap::Args)]
@@ -134,7 +134,6 @@ async fn measure(
 ) -> anyhow::Result<Vec<Row>> {
     let cluster = env.start_cluster(system).await?;
     let mut sessions = vec![];
-    let alloc = ProcessAllocator::new(0);
     for i in 0..args.workers {
         let name = format!("bench-{i}");
         let worker_args = vec![
@@ -155,7 +154,8 @@ async fn measure(
             .await?;
         let addr = node.host_endpoint().context("worker port")?.parse()?;
         let conn = WorkerConn::connect(addr, Duration::from_secs(20), rec.clone()).await?;
-        sessions.push(Session::new(conn, alloc.next(), alloc.clone(), rec.clone()));
+        let ids = ProcessIds::of_worker(i as u32, args.workers as u32);
+        sessions.push(Session::new(conn, ids, rec.clone()));
     }
     let lock = format!("bench-{recipe}");
     let single = cycle(&mut sessions[..1], &lock, args.seconds).await?;

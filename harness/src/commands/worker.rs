@@ -69,21 +69,9 @@ pub struct Args {
     pub clock_start: Option<u64>,
 }
 
-/// The provider a recipe runs against, as `--provider` names it.
-fn provider_of(recipe: RecipeKind) -> &'static str {
-    match recipe {
-        RecipeKind::EtcdLease | RecipeKind::EtcdLock => "etcd",
-        RecipeKind::ZkLock => "zookeeper",
-        RecipeKind::RedisLock | RecipeKind::RedisLockDel => "redis",
-        RecipeKind::Redlock => "redlock",
-        RecipeKind::RedisSentinel => "redis-sentinel",
-        RecipeKind::Memory => "memory",
-    }
-}
-
 pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(p) = &args.provider {
-        let expected = provider_of(args.recipe);
+        let expected = args.recipe.provider().as_str();
         anyhow::ensure!(
             p == expected,
             "--provider {p} does not run --recipe {}: that recipe needs --provider {expected}",

@@ -1,19 +1,24 @@
 //! Test configuration: raw YAML and flags → one validated [`TestPlan`] (STYLE.md rule 9).
 //!
 //! - [`raw`]: what the user wrote (all optional, unknown keys rejected).
-//! - [`validate`]: the rules, with messages that say what to write instead.
-//! - [`plan`]: the resolved test, also written to `test.yaml` of each run.
+//! - [`validate`]: the rules, one concern per file, with messages that say what to write
+//!   instead; it returns typed pieces, so nothing downstream parses again.
+//! - [`plan`]: the resolved test; [`plan_file`]: the same written out as each run's `test.yaml`.
 //! - [`duration`]: `2s` / `500ms` durations.
 
 pub mod duration;
 pub mod plan;
+pub mod plan_file;
 pub mod raw;
 pub mod validate;
 
 pub use duration::Dur;
-pub use plan::{Discipline, Provider, Renewal, TestPlan, Workload};
+pub use plan::{
+    CounterStore, Discipline, Faults, MemoryBug, Provider, RecipeKind, ResourceKind, TestPlan,
+    Workload,
+};
 pub use raw::RawTest;
-pub use validate::{validate, ConfigError};
+pub use validate::{validate, ConfigError, DEFAULT_TIME_LIMIT};
 
 use std::path::Path;
 

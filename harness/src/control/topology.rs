@@ -103,13 +103,42 @@ impl Topology for RunTopology {
 }
 
 /// Restarts killed containers through the run environment (same container, same data; waits
-/// until its server listens again) and updates the cluster handle with the new PID and port.
+/// until its server listens again), updates the cluster handle with the new PID and port, and
+/// tells whoever [`ClusterRestart::subscribe`]d (a worker's supervisor waits for its worker).
 #[derive(Debug)]
 pub struct ClusterRestart {
     pub env: Arc<RunEnv>,
     pub cluster: Arc<RwLock<ClusterHandle>>,
     /// Containers outside the cluster (workers, resource) that may be restarted too.
-    pub others: Mutex<Vec<Node>>,
+    others: Mutex<Vec<Node>>,
+    /// How many restarts happened so far.
+    restarts: tokio::sync::watch::Sender<u64>,
+}
+
+impl ClusterRestart {
+    pub fn new(env: Arc<RunEnv>, cluster: Arc<RwLock<ClusterHandle>>, others: Vec<Node>) -> Self {
+        ClusterRestart {
+            env,
+            cluster,
+            others: Mutex::new(others),
+            restarts: tokio::sync::watch::channel(0).0,
+        }
+    }
+
+    /// A container outside the cluster by name, as it is now (its port after a restart).
+    pub fn node(&self, name: &str) -> Option<Node> {
+        self.others
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|n| n.name == name)
+            .cloned()
+    }
+
+    /// Changes with every restart this makes.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.restarts.subscribe()
+    }
 }
 
 impl Restart for ClusterRestart {
@@ -147,6 +176,8 @@ impl Restart for ClusterRestart {
             if let Some(slot) = others.iter_mut().find(|n| n.name == fresh.name) {
                 *slot = fresh;
             }
+            drop(others);
+            self.restarts.send_modify(|n| *n += 1);
             Ok(())
         })
     }

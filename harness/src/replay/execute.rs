@@ -15,18 +15,19 @@ use super::scenario::{Expect, Scenario};
 use super::stage;
 use super::steps::{self, Row, Stage, W};
 use crate::config::{validate, Provider, RawTest, TestPlan};
-use crate::control::{ClusterRestart, DockerControl};
-use crate::docker::{DockerError, RunEnv};
-use crate::run::{self, deploy, prepare};
+use crate::run::containers::ContainerSite;
+use crate::run::progress::Progress;
+use crate::run::site::Site;
+use crate::run::{self, prepare};
 use anyhow::Context;
 use results::jsonl::HistoryWriter;
 use results::layout::RunDir;
-use results::{AnomalyKind, RunClock, Validity, Verdict};
+use results::{AnomalyKind, Validity, Verdict};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
-use workloads::driver::{ProcessAllocator, Recorder, WorkerConn};
+use workloads::driver::{ProcessIds, Recorder, Session};
 
 /// The outcome of one scenario against one provider.
 #[derive(Debug)]
@@ -55,7 +56,7 @@ pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan>
     let p = Provider::parse(provider).with_context(|| {
         format!(
             "unknown provider {provider:?}; use one of {}",
-            Provider::NAMES
+            Provider::names()
         )
     })?;
     anyhow::ensure!(
@@ -180,92 +181,51 @@ async fn record(
     dir: &RunDir,
     log: &prepare::HarnessLog,
 ) -> anyhow::Result<(Vec<Row>, Option<String>)> {
-    let env = match RunEnv::create(&deploy::run_id(plan), Some(&dir.path)).await {
-        Err(DockerError::ImageMissing { image }) => anyhow::bail!(
-            "the node image {image} is missing: build it with `fencecheck image build`"
-        ),
-        other => Arc::new(other.context("creating the run's Docker environment")?),
-    };
-    log.line(&format!("network {} created", env.network()));
-    let outcome = stage_and_run(&env, scenario, plan, dir, log).await;
-    let torn = env.teardown().await;
-    log.line(&format!("teardown: {torn:?}"));
-    let rows = outcome?;
-    torn.context("tearing down the replay's containers")?;
-    Ok(rows)
-}
-
-async fn stage_and_run(
-    env: &Arc<RunEnv>,
-    scenario: &Scenario,
-    plan: &TestPlan,
-    dir: &RunDir,
-    log: &prepare::HarnessLog,
-) -> anyhow::Result<(Vec<Row>, Option<String>)> {
-    let (lock, stores) = deploy::start_clusters(env, plan).await?;
-    log.line(&format!(
-        "cluster {} up: {:?}",
-        lock.system,
-        lock.endpoints()
-    ));
-    let clock = RunClock::start();
-    let resource =
-        deploy::start_resource(env, plan, &dir.path, &lock, &stores, clock.start_ns()).await?;
-    let acquire_timeout = plan.acquire_timeout.unwrap_or(plan.ttl).get();
+    // One container per scenario worker, named after it (`worker-a` serves the owner `A`).
     let names: Vec<(String, String)> = scenario
         .workers
         .iter()
         .map(|w| (stage::container_of(w), w.clone()))
         .collect();
-    let nodes =
-        deploy::start_named_workers(env, plan, &names, &lock, &resource, clock.start_ns()).await?;
-    log.line(&format!("{} workers up", nodes.len()));
+    let mut progress = Progress::new(true, Duration::from_secs(1));
+    let site =
+        ContainerSite::deploy_named(plan, dir, log, &mut progress, Default::default(), &names)
+            .await?;
+    let outcome = stage_and_run(&site, scenario, plan, dir, log).await;
+    let finished = site.finish().await;
+    let rows = outcome?;
+    finished?;
+    Ok(rows)
+}
 
+async fn stage_and_run(
+    site: &ContainerSite,
+    scenario: &Scenario,
+    plan: &TestPlan,
+    dir: &RunDir,
+    log: &prepare::HarnessLog,
+) -> anyhow::Result<(Vec<Row>, Option<String>)> {
     let history =
         Arc::new(HistoryWriter::create(&dir.history()).context("creating history.jsonl")?);
-    let rec = Recorder::new(history.clone(), clock);
-    let alloc = ProcessAllocator::new(nodes.len() as u32);
+    let rec = Recorder::new(history.clone(), site.clock);
+    let _watch = site.watch(&history);
+    let n = scenario.workers.len();
     let mut workers = Vec::new();
-    for (i, (name, node)) in scenario.workers.iter().zip(&nodes).enumerate() {
-        let port = node
-            .host_port(deploy::WORKER_PORT)
-            .with_context(|| format!("{}: no published worker port", node.name))?;
-        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-        let conn = WorkerConn::connect(addr, Duration::from_secs(30), rec.clone())
-            .await
-            .map_err(|e| anyhow::anyhow!("worker {name}: {e}"))?;
+    for (i, name) in scenario.workers.iter().enumerate() {
+        let conn = site
+            .connect(i, &rec, u64::MAX)
+            .await?
+            .with_context(|| format!("worker {name}: not serving"))?;
+        let session = Session::new(conn, ProcessIds::of_worker(i as u32, n as u32), rec.clone());
         workers.push(W::new(
             name.clone(),
             stage::container_of(name),
-            Actor::spawn(
-                conn,
-                i as u32,
-                plan.lock.clone(),
-                "k0".into(),
-                alloc.clone(),
-                rec.clone(),
-            ),
+            Actor::spawn(session, plan.lock.clone(), "k0".into()),
         ));
     }
-    let cluster = Arc::new(RwLock::new(lock));
-    let mut targets = {
-        let c = cluster.read().unwrap_or_else(|p| p.into_inner());
-        crate::control::topology::targets(env, c.nodes.iter())
-    };
-    targets.extend(crate::control::topology::targets(
-        env,
-        nodes.iter().chain([&resource]),
-    ));
-    let restart = Arc::new(ClusterRestart {
-        env: env.clone(),
-        cluster: cluster.clone(),
-        others: Mutex::new(nodes.iter().cloned().chain([resource.clone()]).collect()),
-    });
-    let control = DockerControl::new(env.docker().clone(), env.network(), targets, restart);
+    let acquire_timeout = plan.acquire_timeout.unwrap_or(plan.ttl).get();
     let mut stage = Stage {
-        env: env.clone(),
-        cluster,
-        control,
+        site,
         rec,
         plan: plan.clone(),
         workers,

@@ -11,7 +11,7 @@ use crate::docker::Role;
 use nemesis::{Grudge, NodeControl, Signal};
 use std::time::{Duration, Instant};
 
-impl Stage {
+impl Stage<'_> {
     pub(super) async fn control_step(
         &mut self,
         c: &Control,
@@ -26,6 +26,8 @@ impl Stage {
                     .clone()
                     .ok_or_else(|| format!("{name} holds no lease (no successful acquire yet)"))?;
                 let cluster = self
+                    .site
+                    .deployment
                     .cluster
                     .read()
                     .unwrap_or_else(|p| p.into_inner())
@@ -66,11 +68,16 @@ impl Stage {
             Control::CutReplication => {
                 let master = self.resolve_node("master").await?;
                 let replicas: Vec<String> = {
-                    let c = self.cluster.read().unwrap_or_else(|p| p.into_inner());
+                    let c = self
+                        .site
+                        .deployment
+                        .cluster
+                        .read()
+                        .unwrap_or_else(|p| p.into_inner());
                     c.nodes
                         .iter()
                         .filter(|n| matches!(n.role, Role::Master | Role::Replica))
-                        .map(|n| crate::control::topology::short_name(&self.env, &n.name))
+                        .map(|n| crate::control::topology::short_name(&self.site.env, &n.name))
                         .filter(|n| *n != master)
                         .collect()
                 };
@@ -95,12 +102,14 @@ impl Stage {
                 let limit = Duration::from_secs(40);
                 loop {
                     let cluster = self
+                        .site
+                        .deployment
                         .cluster
                         .read()
                         .unwrap_or_else(|p| p.into_inner())
                         .clone();
                     if let Ok(Some(n)) = cluster.leader().await {
-                        let now = crate::control::topology::short_name(&self.env, &n.name);
+                        let now = crate::control::topology::short_name(&self.site.env, &n.name);
                         if now != before {
                             rows[i].result = format!(
                                 "{now} promoted after {:.1}s",
@@ -130,6 +139,8 @@ impl Stage {
             return Ok(n.to_string());
         }
         let cluster = self
+            .site
+            .deployment
             .cluster
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -138,11 +149,15 @@ impl Stage {
             .leader()
             .await?
             .ok_or_else(|| format!("{} names no {n} right now", cluster.system))?;
-        Ok(crate::control::topology::short_name(&self.env, &node.name))
+        Ok(crate::control::topology::short_name(
+            &self.site.env,
+            &node.name,
+        ))
     }
 
     pub(super) async fn signal(&self, target: &str, s: Signal) -> Result<(), String> {
-        self.control
+        self.site
+            .control
             .signal(target, s)
             .await
             .map_err(|e| e.to_string())
@@ -151,10 +166,15 @@ impl Stage {
     /// Installs the union of every isolation and the replication cut (or heals when none).
     pub(super) async fn repartition(&self) -> Result<(), String> {
         let lock_nodes: Vec<String> = {
-            let c = self.cluster.read().unwrap_or_else(|p| p.into_inner());
+            let c = self
+                .site
+                .deployment
+                .cluster
+                .read()
+                .unwrap_or_else(|p| p.into_inner());
             c.nodes
                 .iter()
-                .map(|n| crate::control::topology::short_name(&self.env, &n.name))
+                .map(|n| crate::control::topology::short_name(&self.site.env, &n.name))
                 .collect()
         };
         let mut grudge = Grudge::none();
@@ -170,9 +190,9 @@ impl Stage {
             add(Grudge::cut(std::slice::from_ref(m), replicas));
         }
         if grudge.0.is_empty() {
-            self.control.heal_network().await
+            self.site.control.heal_network().await
         } else {
-            self.control.partition(&grudge).await
+            self.site.control.partition(&grudge).await
         }
         .map_err(|e| e.to_string())
     }
@@ -198,7 +218,7 @@ impl Stage {
         let isolated = std::mem::take(&mut self.isolated);
         let cut = self.cut_replication.take();
         if !isolated.is_empty() || cut.is_some() {
-            if let Err(e) = self.control.heal_network().await {
+            if let Err(e) = self.site.control.heal_network().await {
                 self.log.line(&format!("heal: {e}"));
             }
             for w in isolated {

@@ -7,15 +7,12 @@
 use super::actor::{nemesis_event, Actor, Cmd, Done};
 pub use super::rows::{expect_text, Row};
 use super::scenario::{Action, Expect, Step};
-use crate::cluster::ClusterHandle;
 use crate::config::TestPlan;
-use crate::control::DockerControl;
-use crate::docker::RunEnv;
+use crate::run::containers::ContainerSite;
 use crate::run::prepare::HarnessLog;
 use nemesis::Signal;
 use results::OpType;
 use std::collections::BTreeSet;
-use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::sync::oneshot;
 use workloads::driver::Recorder;
@@ -48,11 +45,10 @@ impl W {
     }
 }
 
-/// Everything the steps act on.
-pub struct Stage {
-    pub env: Arc<RunEnv>,
-    pub cluster: Arc<RwLock<ClusterHandle>>,
-    pub control: DockerControl,
+/// Everything the steps act on: the deployed site (its containers, cluster and control) and
+/// the scenario's workers.
+pub struct Stage<'s> {
+    pub site: &'s ContainerSite,
     pub rec: Recorder,
     pub plan: TestPlan,
     pub workers: Vec<W>,
@@ -69,7 +65,7 @@ pub struct Stage {
 
 /// Runs every step; stops at the first step that cannot be carried out (a harness problem or a
 /// wait that never came true), heals, and completes every open operation.
-pub async fn run_all(st: &mut Stage, steps: &[Step]) -> (Vec<Row>, Option<String>) {
+pub async fn run_all(st: &mut Stage<'_>, steps: &[Step]) -> (Vec<Row>, Option<String>) {
     let mut rows: Vec<Row> = Vec::new();
     let mut aborted = None;
     for (i, step) in steps.iter().enumerate() {
@@ -101,7 +97,7 @@ pub async fn run_all(st: &mut Stage, steps: &[Step]) -> (Vec<Row>, Option<String
     (rows, aborted)
 }
 
-impl Stage {
+impl Stage<'_> {
     pub(super) fn worker(&self, name: &str) -> Result<usize, String> {
         self.workers
             .iter()

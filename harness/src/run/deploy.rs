@@ -3,12 +3,13 @@
 //! each on the run's network with its port published on 127.0.0.1.
 
 use crate::cluster::{ClusterHandle, System};
-use crate::config::{Provider, TestPlan, Workload};
+use crate::config::{CounterStore, Provider, ResourceKind, TestPlan, Workload};
 use crate::docker::{ContainerSpec, Node, Readiness, Role, RunEnv};
 use anyhow::Context;
 use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
+use workloads::resource::BackendKind;
 
 /// The port every worker serves its control protocol on, inside its container.
 pub const WORKER_PORT: u16 = 7100;
@@ -55,10 +56,14 @@ pub async fn start_clusters(
 ) -> anyhow::Result<(ClusterHandle, Vec<ClusterHandle>)> {
     let system = system_of(plan.provider).context("the memory provider starts no cluster")?;
     let mut stores = Vec::new();
+    let (resource, counter) = match plan.workload {
+        Workload::FencedWrite => (Some(plan.resource), None),
+        Workload::Counter(store) => (None, Some(store)),
+    };
     let needs_postgres =
-        plan.resource == "postgres" || plan.counter_store.as_deref() == Some("postgres");
-    let needs_redis = (plan.resource == "redis-fenced"
-        || plan.counter_store.as_deref() == Some("redis"))
+        resource == Some(ResourceKind::Postgres) || counter == Some(CounterStore::Postgres);
+    let needs_redis = (resource == Some(ResourceKind::RedisFenced)
+        || counter == Some(CounterStore::Redis))
         && system != System::Redis;
     if needs_postgres {
         stores.push(System::Postgres);
@@ -94,18 +99,12 @@ fn resource_args(
     stores: &[ClusterHandle],
     clock_start: u64,
 ) -> anyhow::Result<Vec<String>> {
-    let (backend, mode) = match plan.resource.as_str() {
-        "strict" | "strict-idempotent" | "none" => ("register", plan.resource.as_str()),
-        "etcd-guard" => ("etcd-guard", "strict"),
-        "postgres" => ("postgres", "strict"),
-        "redis-fenced" => ("redis-fenced", "strict"),
-        other => anyhow::bail!("unknown resource {other}"),
-    };
+    let (backend, mode) = plan.resource.server();
     let mut args = vec![
         "resource".to_string(),
         format!("--listen=0.0.0.0:{RESOURCE_PORT}"),
-        format!("--backend={backend}"),
-        format!("--mode={mode}"),
+        format!("--backend={}", backend.as_str()),
+        format!("--mode={}", mode.as_str()),
         format!(
             "--log={RUN_DIR_IN_CONTAINER}/{}",
             results::layout::RESOURCE_LOG
@@ -113,14 +112,16 @@ fn resource_args(
         format!("--clock-start={clock_start}"),
     ];
     match backend {
-        "etcd-guard" => args.push(format!("--etcd={}", lock.network_endpoints().join(","))),
-        "postgres" => {
+        BackendKind::EtcdGuard => {
+            args.push(format!("--etcd={}", lock.network_endpoints().join(",")))
+        }
+        BackendKind::Postgres => {
             let pg = store(lock, stores, System::Postgres).context("no PostgreSQL started")?;
             let node = pg.nodes.first().context("PostgreSQL has no node")?;
             let host = node.address.split(':').next().unwrap_or_default();
             args.push(format!("--postgres=host={host} port=5432 user=postgres"));
         }
-        "redis-fenced" => {
+        BackendKind::RedisFenced => {
             let r = store(lock, stores, System::Redis).context("no Redis started")?;
             let ep = r
                 .network_endpoints()
@@ -129,7 +130,7 @@ fn resource_args(
                 .context("Redis has no node")?;
             args.push(format!("--redis=redis://{ep}"));
         }
-        _ => {}
+        BackendKind::Register => {}
     }
     Ok(args)
 }
@@ -166,18 +167,18 @@ fn counter_target(
     lock: &ClusterHandle,
     stores: &[ClusterHandle],
 ) -> anyhow::Result<Option<String>> {
-    if plan.workload != Workload::Counter {
+    let Workload::Counter(store_kind) = plan.workload else {
         return Ok(None);
-    }
-    Ok(Some(match plan.counter_store.as_deref() {
-        Some("postgres") => {
+    };
+    Ok(Some(match store_kind {
+        CounterStore::Postgres => {
             let pg = store(lock, stores, System::Postgres).context("no PostgreSQL started")?;
             let node = pg.nodes.first().context("PostgreSQL has no node")?;
             let host = node.address.split(':').next().unwrap_or_default();
             format!("host={host} port=5432 user=postgres")
         }
-        Some("etcd-guard") => "etcd-guard".to_string(),
-        Some("redis") | None => {
+        CounterStore::EtcdGuard => "etcd-guard".to_string(),
+        CounterStore::Redis => {
             let r = store(lock, stores, System::Redis).context("no Redis started")?;
             let ep = r
                 .network_endpoints()
@@ -186,7 +187,9 @@ fn counter_target(
                 .context("Redis has no node")?;
             format!("redis://{ep}")
         }
-        Some(other) => anyhow::bail!("counter store {other} does not run in containers"),
+        CounterStore::Memory => {
+            anyhow::bail!("the memory counter store does not run in containers")
+        }
     }))
 }
 
@@ -199,7 +202,7 @@ fn worker_args(
     clock_start: u64,
     counter: Option<&str>,
 ) -> Vec<String> {
-    let discipline = format!("{},{}", plan.discipline.as_str(), plan.renewal.as_str());
+    let discipline = plan.discipline;
     let mut args = vec![
         "worker".to_string(),
         format!("--listen=0.0.0.0:{WORKER_PORT}"),

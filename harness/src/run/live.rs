@@ -19,18 +19,18 @@ struct Tracked {
 
 /// Shared live state; cheap to clone.
 #[derive(Debug, Clone, Default)]
-pub struct Live {
+pub struct LiveView {
     tracked: Arc<Mutex<Tracked>>,
     /// The holder's worker name, in the shape the nemesis topology reads.
     pub holder: Arc<Mutex<Option<String>>>,
     ops: Arc<AtomicU64>,
 }
 
-impl Live {
+impl LiveView {
     pub fn new(holder: Arc<Mutex<Option<String>>>) -> Self {
-        Live {
+        LiveView {
             holder,
-            ..Live::default()
+            ..LiveView::default()
         }
     }
 
@@ -75,13 +75,13 @@ mod tests {
     use super::*;
     use checkers::testkit::*;
 
-    fn holder(live: &Live) -> Option<String> {
+    fn holder(live: &LiveView) -> Option<String> {
         live.holder.lock().unwrap().clone()
     }
 
     #[test]
     fn tracks_the_holder_through_acquire_release_and_death() {
-        let live = Live::default();
+        let live = LiveView::default();
         let grant = |p: u32, owner: &str| ok(p, Acquire).lock("l").owner(owner).lease(owner);
         live.observe(&grant(1, "worker-1"));
         assert_eq!(holder(&live).as_deref(), Some("worker-1"));
@@ -107,7 +107,7 @@ mod tests {
     /// holds nothing; `pause-holder` must not freeze it as the holder.
     #[test]
     fn a_holder_retired_by_an_info_outcome_is_no_holder() {
-        let live = Live::default();
+        let live = LiveView::default();
         live.observe(&ok(1, Acquire).lock("l").owner("worker-1").lease("L1"));
         live.observe(&invoke(1, Write).key("k"));
         assert_eq!(holder(&live).as_deref(), Some("worker-1"));

@@ -1,36 +1,43 @@
 //! One test, as a short pipeline (STYLE.md rule 6). [`execute`] runs, in order:
 //!
 //! 1. **prepare** ([`prepare`]): the run directory, the resolved `test.yaml` (seed, image and the
-//!    fault plan drawn from the seed), `harness.log`;
-//! 2. **image**: the node image, built if missing;
-//! 3. **cluster** ([`deploy`]): the run's Docker network, the lock service (and a store the
-//!    resource needs), started concurrently and checked ready with a real client;
-//! 4. **resource**: the fenced resource server, logging every decision to `resource.jsonl`;
-//! 5. **workers**: one container per lock client;
-//! 6. **workload** ([`record`]): every worker loops acquire → work → write → release while the
-//!    nemesis runs its plan, for the time limit; the history is written as it happens;
-//! 7. **heal + recovery**: every fault healed, then a recovery window in which the workload goes
-//!    on (liveness: `stuck-lock` looks here);
-//! 8. **stop** and **teardown**: containers and the network removed (on every path);
-//! 9. **check**: the checkers over the history and the resource log → `results.json`;
+//!    fault plan drawn from the seed), `state.json` (running), `harness.log`;
+//! 2. **deploy** (phases 2–5, [`site`]): where the run lives — in containers ([`containers`]:
+//!    the node image, the run's network, the lock service and the stores a resource needs, the
+//!    fenced resource, one container per worker, each checked ready with a real client) or in
+//!    this process ([`in_process`], the memory provider);
+//! 6. **workload** (phases 6–7, [`workload`]): every worker loops acquire → work → write →
+//!    release while the nemesis runs its plan, for the time limit; every fault healed; the
+//!    recovery window; the history is written as it happens;
+//! 8. **finish**: the site removes what it started (on every path) and `state.json` says how
+//!    the run ended;
+//! 9. **check** ([`check`]): the checkers over the history and the resource log →
+//!    `results.json`;
 //! 10. **report**: `report.html`, plots, `junit.xml`; the summary and the verdict's exit code.
 //!
 //! Steps 9–10 also run when recording failed part-way: what was recorded is checked and kept.
 //! On Ctrl-C (SIGINT / SIGTERM) the signal thread tears the containers down, then checks the
 //! partial history into `results.json` ([`check_interrupted`]) before the process exits 130.
 
+pub mod check;
+pub mod containers;
 pub mod deploy;
 pub mod in_process;
 pub mod live;
 pub mod prepare;
 pub mod progress;
-pub mod record;
+pub mod site;
 pub mod summary;
+pub mod workload;
 
 use crate::config::TestPlan;
 use anyhow::Context;
+use live::LiveView;
+use prepare::HarnessLog;
+use progress::Progress;
 use results::layout::{self, RunDir};
 use results::run_state::Stage;
+use site::Site;
 use std::path::{Path, PathBuf};
 
 /// How to run (not what to test: that is the plan).
@@ -46,26 +53,8 @@ pub struct Options {
 /// is 3).
 pub fn execute(plan: TestPlan, options: &Options) -> anyhow::Result<u8> {
     // 1. prepare
-    let faults = record::fault_plan(&plan)?;
     let dir = prepare::create_run_dir(&options.runs, &plan)?;
-    let extra = format!(
-        "fault_plan:\n{}",
-        faults
-            .lines()
-            .iter()
-            .map(|l| format!("  - {l}\n"))
-            .collect::<String>()
-    );
-    prepare::write_test_yaml(
-        &dir,
-        &plan,
-        Some(if faults.steps.is_empty() {
-            "fault_plan: []\n"
-        } else {
-            &extra
-        }),
-    )?;
-    let log = prepare::HarnessLog::create(&dir)?;
+    let log = HarnessLog::create(&dir)?;
     crate::docker::on_interrupt(check_interrupted);
     eprintln!(
         "fencecheck: {} (seed {}) → {}",
@@ -74,8 +63,7 @@ pub fn execute(plan: TestPlan, options: &Options) -> anyhow::Result<u8> {
         dir.path.display()
     );
     log.line(&format!("test {} seed {}", plan.name, plan.seed));
-
-    let mut progress = progress::Progress::new(
+    let mut progress = Progress::new(
         options.quiet,
         (plan.time_limit.get() + plan.recovery.get()).max(std::time::Duration::from_secs(1)),
     );
@@ -84,13 +72,7 @@ pub fn execute(plan: TestPlan, options: &Options) -> anyhow::Result<u8> {
         .build()
         .context("starting the async runtime")?;
     // 2–8
-    let recorded = runtime.block_on(async {
-        if plan.provider == crate::config::Provider::Memory {
-            in_process::record(&plan, &dir, &log, &mut progress).await
-        } else {
-            record::record(&plan, &dir, &log, &mut progress, &faults).await
-        }
-    });
+    let recorded = runtime.block_on(record(&plan, &dir, &log, &mut progress));
     if let Err(e) = &recorded {
         log.line(&format!("recording failed: {e:#}"));
     }
@@ -124,21 +106,43 @@ pub fn execute(plan: TestPlan, options: &Options) -> anyhow::Result<u8> {
     }
 }
 
+/// Phases 2–8: deploy where the plan runs, record its workload, and finish the site whatever
+/// happened (the first error wins, teardown problems included).
+async fn record(
+    plan: &TestPlan,
+    dir: &RunDir,
+    log: &HarnessLog,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    let live = LiveView::default();
+    let site: Box<dyn Site> = if plan.in_process() {
+        Box::new(in_process::InProcessSite::deploy(plan, dir, log, progress)?)
+    } else {
+        let holder = live.holder.clone();
+        Box::new(containers::ContainerSite::deploy(plan, dir, log, progress, holder).await?)
+    };
+    let recorded = workload::record(&*site, plan, dir, log, progress, &live).await;
+    progress.phase("teardown");
+    let finished = site.finish().await;
+    recorded?;
+    finished
+}
+
 /// After an interrupt's teardown: marks the run interrupted, checks what it recorded and writes
 /// `results.json`. An interrupted run is never a pass: a valid verdict becomes unknown
 /// (anomalies found stand).
 pub fn check_interrupted(dir: &Path) {
     let checked = prepare::mark(dir, Stage::Interrupted, Some(prepare::INTERRUPTED.into()))
-        .and_then(|()| check_run_dir(dir))
+        .and_then(|()| check::check_run_dir(dir))
         .and_then(|v| {
-            crate::commands::check::write_results(&dir.join(layout::RESULTS), &v)?;
+            check::write_results(&dir.join(layout::RESULTS), &v)?;
             Ok(v)
         });
     match checked {
         Ok(v) => eprint!(
             "fencecheck: the partial history of {} checked:\n{}results: {}\n",
             dir.display(),
-            crate::commands::check::summary_table(&v, 3),
+            check::summary_table(&v, 3),
             dir.join(layout::RESULTS).display()
         ),
         Err(e) => eprintln!(
@@ -149,16 +153,10 @@ pub fn check_interrupted(dir: &Path) {
     }
 }
 
-/// The check of a run's directory: `state.json` says whether the run finished (the signal
-/// thread marks it interrupted before it gets here).
-fn check_run_dir(dir: &Path) -> anyhow::Result<results::Verdict> {
-    crate::commands::check::check_run_dir(dir)
-}
-
-/// Checks a recorded run, writes `results.json` and the report files.
+/// Phases 9–10: checks a recorded run, writes `results.json` and the report files.
 pub fn check_and_report(dir: &RunDir, plan: &TestPlan) -> anyhow::Result<results::Verdict> {
-    let verdict = check_run_dir(&dir.path)?;
-    crate::commands::check::write_results(&dir.file(layout::RESULTS), &verdict)?;
+    let verdict = check::check_run_dir(&dir.path)?;
+    check::write_results(&dir.file(layout::RESULTS), &verdict)?;
     let stored = report::stored::StoredRun::load(&dir.path)
         .with_context(|| format!("reading {} back for the report", dir.path.display()))?;
     let mut input = stored.input();

@@ -11,8 +11,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-/// Creates the run directory, writes `test.yaml` and marks the run as running. `extra` is
-/// appended verbatim (e.g. the nemesis plan drawn from the seed, once known).
+/// Creates the run directory, writes `test.yaml` and marks the run as running.
 pub fn create_run_dir(root: &Path, plan: &TestPlan) -> anyhow::Result<RunDir> {
     let dir = RunDir::create(root, &plan.name, &layout::utc_stamp_now())
         .with_context(|| format!("cannot create a run directory under {}", root.display()))?;
@@ -47,14 +46,17 @@ pub fn mark(dir: &Path, state: Stage, reason: Option<String>) -> anyhow::Result<
     })
 }
 
-/// (Re)writes `test.yaml`: the plan, then any extra resolved sections (the fault plan).
+/// (Re)writes `test.yaml`: the plan (its fault plan included), then any extra resolved
+/// sections (a replay's scenario).
 pub fn write_test_yaml(dir: &RunDir, plan: &TestPlan, extra: Option<&str>) -> anyhow::Result<()> {
     let mut text = String::from("# The fully resolved test of this run. Re-run it with:\n");
     text.push_str(&format!(
         "#   {}\n",
         plan.rerun_command(&dir.file(layout::TEST_YAML))
     ));
-    text.push_str(&serde_saphyr::to_string(plan).context("cannot serialize the test plan")?);
+    let yaml = crate::config::plan_file::to_yaml(plan)
+        .map_err(|e| anyhow::anyhow!("cannot serialize the test plan: {e}"))?;
+    text.push_str(&yaml);
     if let Some(extra) = extra {
         text.push_str(extra);
     }

@@ -10,7 +10,7 @@ use harness::docker::{list_run_containers, ContainerSpec, Node, RunEnv};
 use results::jsonl::{HistoryWriter, JsonlReader};
 use results::{Event, RunClock};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 
 pub struct Fixture {
     pub env: Arc<RunEnv>,
@@ -50,11 +50,11 @@ pub async fn fixture(system: System, tag: &str, extra: Vec<ContainerSpec>) -> Fi
         .filter(|n| n.starts_with("worker"))
         .collect();
     let cluster = Arc::new(RwLock::new(cluster));
-    let restart = Arc::new(ClusterRestart {
-        env: env.clone(),
-        cluster: cluster.clone(),
-        others: Mutex::new(others.clone()),
-    });
+    let restart = Arc::new(ClusterRestart::new(
+        env.clone(),
+        cluster.clone(),
+        others.clone(),
+    ));
     let docker = harness::docker::connect().await.expect("docker");
     let control = DockerControl::new(docker, env.network(), targets, restart);
     let resource = others

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use workloads::config::RecipeKind;
 use workloads::driver::{
-    run_workload, ProcessAllocator, Recorder, Session, Step, WorkerConn, WorkloadSpec,
+    run_workload, ProcessIds, Recorder, Session, Step, WorkerConn, WorkloadSpec,
 };
 
 const WORKER_PORT: u16 = 7100;
@@ -34,12 +34,21 @@ pub struct Bed {
     pub recipe: RecipeKind,
     pub ttl: Duration,
     pub rec: Recorder,
-    pub alloc: ProcessAllocator,
+    /// How many sessions the tests opened (each gets its own process ids).
+    pub sessions: std::sync::atomic::AtomicU32,
     resource_addr: String,
     workers: std::sync::Mutex<Vec<Node>>,
 }
 
 impl Bed {
+    /// Process ids for one more session of the test's own (apart from every other's).
+    pub fn ids(&self) -> ProcessIds {
+        let k = self
+            .sessions
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        ProcessIds::of_worker(1000 + k, 1_000_000)
+    }
+
     /// Starts `system`, a register resource (strict, or `none` for tokenless recipes), and
     /// nothing else yet.
     pub async fn start(system: System, recipe: RecipeKind, ttl: Duration) -> Bed {
@@ -89,7 +98,7 @@ impl Bed {
             recipe,
             ttl,
             rec: Recorder::new(Arc::new(history), clock),
-            alloc: ProcessAllocator::new(1000),
+            sessions: std::sync::atomic::AtomicU32::new(0),
             resource_addr: resource.address.clone(),
             workers: std::sync::Mutex::new(vec![]),
         }
@@ -277,8 +286,8 @@ pub struct PauseOutcome {
 pub async fn pause_past_ttl(bed: &Bed, discipline: &str, lock: &str) -> PauseOutcome {
     let (a_node, a_conn) = bed.worker(&format!("a-{discipline}"), discipline).await;
     let (_, b_conn) = bed.worker(&format!("b-{discipline}"), "stop").await;
-    let mut a = Session::new(a_conn, bed.alloc.next(), bed.alloc.clone(), bed.rec.clone());
-    let mut b = Session::new(b_conn, bed.alloc.next(), bed.alloc.clone(), bed.rec.clone());
+    let mut a = Session::new(a_conn, bed.ids(), bed.rec.clone());
+    let mut b = Session::new(b_conn, bed.ids(), bed.rec.clone());
     let key = format!("k-{lock}");
     assert_eq!(
         a.acquire(lock).await.unwrap().kind(),

@@ -4,7 +4,7 @@
 //! any moment with two effective holders — a holder paused between its read and its write while
 //! its lease expired — shows as a final value below the acknowledged increments (`lost-update`).
 
-use super::session::{ProcessAllocator, Session, Step};
+use super::session::{ProcessIds, Session, Step};
 use super::workload::draw;
 use super::{Recorder, WorkerConn, WorkerSummary, WorkloadSpec};
 use rand::SeedableRng;
@@ -83,9 +83,9 @@ pub async fn run_counter_workload(
     spec: &WorkloadSpec,
     recorder: &Recorder,
 ) -> Result<(Vec<WorkerSummary>, Option<i64>), JsonlError> {
-    let alloc = ProcessAllocator::new(conns.len() as u32);
+    let n = conns.len() as u32;
     let loops = conns.into_iter().enumerate().map(|(i, conn)| {
-        let mut session = Session::new(conn, i as u32, alloc.clone(), recorder.clone());
+        let mut session = Session::new(conn, ProcessIds::of_worker(i as u32, n), recorder.clone());
         let spec = spec.clone();
         tokio::spawn(async move {
             let sum = run_counter_worker(&mut session, &spec).await;

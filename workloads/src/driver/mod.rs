@@ -9,7 +9,7 @@ mod workload;
 
 pub use conn::{Gone, WorkerConn};
 pub use counter::{final_read, run_counter_worker, run_counter_workload};
-pub use session::{Held, ProcessAllocator, Session, Step};
+pub use session::{Completed, ProcessIds, RecordedGrant, Session, Step};
 pub use workload::{run_worker, run_workload, WorkerSummary, WorkloadSpec};
 
 use results::jsonl::{HistoryWriter, JsonlError};

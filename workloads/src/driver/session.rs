@@ -1,27 +1,37 @@
 //! One worker as a Jepsen process: [`Session`] records each operation's invoke, sends it, and
-//! records its completion. `info` retires the process id (the worker continues under a fresh one
-//! from the shared [`ProcessAllocator`] and forgets any hold); a dead worker gets its open
-//! operation closed with `info` and an `exit` event. Used by the workload loop and, one
-//! operation at a time, by tests that script an incident.
+//! records its completion. `info` retires the process id (the worker continues under the next
+//! of its own [`ProcessIds`] and forgets any hold); a dead worker gets its open operation closed
+//! with `info` and an `exit` event. Used by the workload loop, by replay's scripted actors and,
+//! one operation at a time, by tests that script an incident.
 
 use super::{Gone, Recorder, WorkerConn};
 use crate::protocol::{Op, Outcome};
 use results::jsonl::JsonlError;
 use results::{Event, OpType, F};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
 
-/// Hands out process ids; the first `n` belong to the `n` workers, retirements draw from here.
-#[derive(Debug, Clone)]
-pub struct ProcessAllocator(Arc<AtomicU32>);
+/// The process ids of one worker, as Jepsen gives them: worker `i` of `n` is process `i`, and
+/// each time a process is retired (an `info`, a death) it comes back as itself plus `n`. Which
+/// worker gets which id (and so which random stream) depends on the run, never on timing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessIds {
+    next: u32,
+    stride: u32,
+}
 
-impl ProcessAllocator {
-    pub fn new(first_free: u32) -> Self {
-        Self(Arc::new(AtomicU32::new(first_free)))
+impl ProcessIds {
+    /// Worker `worker` (0-based) of `workers`.
+    pub fn of_worker(worker: u32, workers: u32) -> Self {
+        ProcessIds {
+            next: worker,
+            stride: workers.max(1),
+        }
     }
 
-    pub fn next(&self) -> u32 {
-        self.0.fetch_add(1, Ordering::Relaxed)
+    /// The next id, used from now on.
+    pub fn take(&mut self) -> u32 {
+        let p = self.next;
+        self.next = self.next.saturating_add(self.stride);
+        p
     }
 }
 
@@ -45,7 +55,7 @@ impl Step {
 
 /// The current hold as the history recorded its acquisition.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Held {
+pub struct RecordedGrant {
     pub lock: String,
     pub owner: Option<String>,
     pub lease: Option<String>,
@@ -57,22 +67,42 @@ pub struct Held {
 pub struct Session {
     conn: WorkerConn,
     process: u32,
-    alloc: ProcessAllocator,
+    ids: ProcessIds,
     rec: Recorder,
-    held: Option<Held>,
+    held: Option<RecordedGrant>,
     dead: bool,
+    last: Option<Completed>,
+}
+
+/// Where the last operation's completion landed in the history, and the token it carried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completed {
+    pub index: u64,
+    pub token: Option<u64>,
 }
 
 impl Session {
-    pub fn new(conn: WorkerConn, process: u32, alloc: ProcessAllocator, rec: Recorder) -> Self {
+    /// A session recorded under the next of `ids`.
+    pub fn new(conn: WorkerConn, mut ids: ProcessIds, rec: Recorder) -> Self {
         Self {
             conn,
-            process,
-            alloc,
+            process: ids.take(),
+            ids,
             rec,
             held: None,
             dead: false,
+            last: None,
         }
+    }
+
+    /// The ids this worker has left (a new session after its death continues from them).
+    pub fn ids(&self) -> ProcessIds {
+        self.ids
+    }
+
+    /// The last operation's completion (or, after a death, the `info` that closed it).
+    pub fn last(&self) -> Option<Completed> {
+        self.last
     }
 
     /// The process id operations are recorded under now.
@@ -80,7 +110,7 @@ impl Session {
         self.process
     }
 
-    pub fn held(&self) -> Option<&Held> {
+    pub fn held(&self) -> Option<&RecordedGrant> {
         self.held.as_ref()
     }
 
@@ -106,7 +136,7 @@ impl Session {
         let step = self.op(inv, op).await?;
         if let Step::Done(o) = &step {
             if o.kind == OpType::Ok {
-                self.held = Some(Held {
+                self.held = Some(RecordedGrant {
                     lock: lock.to_string(),
                     owner: o.owner.clone(),
                     lease: o.lease.clone(),
@@ -117,9 +147,21 @@ impl Session {
         Ok(step)
     }
 
-    /// Writes `value` to `key` with the current hold's token; `op_id` is `<process>-<seq>`.
+    /// Writes to `key` with the current hold's token; the value is the `op_id`,
+    /// `<process>-<seq>`.
     pub async fn write(&mut self, key: &str, seq: u64) -> Result<Step, JsonlError> {
+        self.write_value(key, seq, None).await
+    }
+
+    /// [`Session::write`] with a value of the caller's (a scenario's `write v1`).
+    pub async fn write_value(
+        &mut self,
+        key: &str,
+        seq: u64,
+        value: Option<serde_json::Value>,
+    ) -> Result<Step, JsonlError> {
         let op_id = format!("{}-{seq}", self.process);
+        let value = value.unwrap_or_else(|| serde_json::json!(op_id));
         let mut inv = self.rec.event(self.process, OpType::Invoke, F::Write);
         if let Some(h) = &self.held {
             inv.lock = Some(h.lock.clone());
@@ -128,12 +170,12 @@ impl Session {
             inv.lease = h.lease.clone();
         }
         inv.key = Some(key.to_string());
-        inv.value = Some(serde_json::json!(op_id));
+        inv.value = Some(value.clone());
         inv.op_id = Some(op_id.clone());
         let op = Op::Write {
             process: self.process,
             key: key.to_string(),
-            value: serde_json::json!(op_id),
+            value,
             op_id,
         };
         self.op(inv, op).await
@@ -213,6 +255,7 @@ impl Session {
 
     /// Records the invoke, calls, records the completion (or the death).
     async fn op(&mut self, invoke: Event, op: Op) -> Result<Step, JsonlError> {
+        self.last = None;
         if self.dead {
             return Ok(Step::Died);
         }
@@ -236,7 +279,9 @@ impl Session {
                 if let Some(v) = outcome.value {
                     done.value = Some(serde_json::json!(v));
                 }
-                self.rec.record(done)?;
+                let token = done.token;
+                let index = self.rec.record(done)?;
+                self.last = Some(Completed { index, token });
                 if outcome.kind == OpType::Info {
                     self.retire().await;
                 }
@@ -246,7 +291,9 @@ impl Session {
                 let mut open = template;
                 open.kind = OpType::Info;
                 open.error = Some(format!("worker died: {why}"));
-                self.rec.record(open)?;
+                let token = open.token;
+                let index = self.rec.record(open)?;
+                self.last = Some(Completed { index, token });
                 self.exit(why)?;
                 Ok(Step::Died)
             }
@@ -255,7 +302,7 @@ impl Session {
 
     /// After `info`: the process id is retired and the worker forgets any hold it may have.
     async fn retire(&mut self) {
-        self.process = self.alloc.next();
+        self.process = self.ids.take();
         self.held = None;
         let _ = self.conn.call(Op::Abandon).await;
     }

@@ -2,7 +2,7 @@
 //! (one or more writes) → release, with seeded randomness, until the time limit. The Jepsen
 //! bookkeeping (retiring process ids, `exit` on death) is the [`Session`]'s.
 
-use super::session::{ProcessAllocator, Session, Step};
+use super::session::{ProcessIds, Session, Step};
 use super::{Recorder, WorkerConn};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -45,11 +45,11 @@ pub async fn run_workload(
     spec: &WorkloadSpec,
     recorder: &Recorder,
 ) -> Result<Vec<WorkerSummary>, JsonlError> {
-    let alloc = ProcessAllocator::new(conns.len() as u32);
+    let n = conns.len() as u32;
     let loops = conns.into_iter().enumerate().map(|(i, conn)| {
-        let session = Session::new(conn, i as u32, alloc.clone(), recorder.clone());
+        let mut session = Session::new(conn, ProcessIds::of_worker(i as u32, n), recorder.clone());
         let spec = spec.clone();
-        tokio::spawn(async move { run_worker(session, &spec).await })
+        tokio::spawn(async move { run_worker(&mut session, &spec).await })
     });
     let mut out = vec![];
     for h in futures::future::join_all(loops).await {
@@ -62,7 +62,7 @@ pub async fn run_workload(
 }
 
 /// One worker's loop; returns when the time limit has passed or the worker died.
-pub async fn run_worker(mut s: Session, spec: &WorkloadSpec) -> Result<WorkerSummary, JsonlError> {
+pub async fn run_worker(s: &mut Session, spec: &WorkloadSpec) -> Result<WorkerSummary, JsonlError> {
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed ^ (u64::from(s.process()) << 32));
     let mut sum = WorkerSummary::default();
     let mut seq = 0u64;

@@ -8,6 +8,34 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// The bugs a test can plant, by the names it writes (`memory_bugs:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemoryBug {
+    ExpiresEarly,
+    ReleaseWithoutOwnerCheck,
+    TokensNotMonotonic,
+}
+
+impl MemoryBug {
+    pub const ALL: [MemoryBug; 3] = [
+        MemoryBug::ExpiresEarly,
+        MemoryBug::ReleaseWithoutOwnerCheck,
+        MemoryBug::TokensNotMonotonic,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryBug::ExpiresEarly => "expires-early",
+            MemoryBug::ReleaseWithoutOwnerCheck => "release-without-owner-check",
+            MemoryBug::TokensNotMonotonic => "tokens-not-monotonic",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<MemoryBug> {
+        MemoryBug::ALL.into_iter().find(|b| b.as_str() == s)
+    }
+}
+
 /// Bugs the service can have on purpose.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct MemoryKnobs {
@@ -17,6 +45,17 @@ pub struct MemoryKnobs {
     pub release_without_owner_check: bool,
     /// Tokens cycle 1, 2, 3, 1, 2, ... instead of increasing.
     pub tokens_not_monotonic: bool,
+}
+
+impl MemoryKnobs {
+    /// The knobs of these planted bugs (an early expiry keeps 30% of the ttl).
+    pub fn planting(bugs: &[MemoryBug]) -> MemoryKnobs {
+        MemoryKnobs {
+            expires_early: bugs.contains(&MemoryBug::ExpiresEarly).then_some(0.3),
+            release_without_owner_check: bugs.contains(&MemoryBug::ReleaseWithoutOwnerCheck),
+            tokens_not_monotonic: bugs.contains(&MemoryBug::TokensNotMonotonic),
+        }
+    }
 }
 
 #[derive(Debug)]

@@ -12,7 +12,7 @@ pub mod redis_sentinel;
 pub mod redlock;
 pub mod zk_lock;
 
-pub use memory::{MemoryClient, MemoryKnobs, MemoryLockService};
+pub use memory::{MemoryBug, MemoryClient, MemoryKnobs, MemoryLockService};
 
 use crate::client::Client;
 use crate::config::{RecipeConfig, RecipeKind};

@@ -1,0 +1,100 @@
+//! The plan written out as `test.yaml`: the keys a user writes (so the file is itself a test
+//! that `fencecheck run --config` repeats exactly), every default resolved, and the fault plan
+//! drawn from the seed spelled out as timeline lines.
+
+use super::duration::Dur;
+use super::plan::{Discipline, TestPlan};
+use serde::Serialize;
+use workloads::config::{OnSuspect, Renewal};
+
+/// `test.yaml`'s shape, in the order a reader expects.
+#[derive(Serialize)]
+struct PlanFile<'a> {
+    name: &'a str,
+    provider: &'static str,
+    recipe: &'static str,
+    resource: &'static str,
+    workload: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    counter_store: Option<&'static str>,
+    workers: u32,
+    ttl: Dur,
+    renew_interval: Dur,
+    session_timeout: Dur,
+    op_timeout: Dur,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    acquire_timeout: Option<Dur>,
+    discipline: &'static str,
+    renewal: &'static str,
+    time_limit: Dur,
+    work: Dur,
+    writes_per_hold: u32,
+    lock: &'a str,
+    nemesis: Vec<&'static str>,
+    nemesis_interval: Dur,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fault_duration: Option<Dur>,
+    seed: u64,
+    fail_on: Vec<&'static str>,
+    recovery_slack: Dur,
+    recovery: Dur,
+    image: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    memory_bugs: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nemesis_timeline: Option<Vec<String>>,
+    /// What the run injects (drawn from the seed, or the schedule itself); read back, it
+    /// changes nothing.
+    fault_plan: Vec<String>,
+}
+
+/// The discipline's two `test.yaml` keys.
+pub fn discipline_keys(d: Discipline) -> (&'static str, &'static str) {
+    let suspect = match d.on_suspect {
+        OnSuspect::Stop => "stop",
+        OnSuspect::Continue => "continue",
+    };
+    let renewal = match d.renewal {
+        Renewal::Background => "background",
+        Renewal::Inline => "inline",
+    };
+    (suspect, renewal)
+}
+
+/// The plan as `test.yaml` text (without the header comment).
+pub fn to_yaml(plan: &TestPlan) -> Result<String, String> {
+    let (discipline, renewal) = discipline_keys(plan.discipline);
+    let f = &plan.faults;
+    let file = PlanFile {
+        name: &plan.name,
+        provider: plan.provider.as_str(),
+        recipe: plan.recipe.as_str(),
+        resource: plan.resource.as_str(),
+        workload: plan.workload.as_str(),
+        counter_store: plan.workload.counter_store().map(|s| s.as_str()),
+        workers: plan.workers,
+        ttl: plan.ttl,
+        renew_interval: plan.renew_interval,
+        session_timeout: plan.session_timeout,
+        op_timeout: plan.op_timeout,
+        acquire_timeout: plan.acquire_timeout,
+        discipline,
+        renewal,
+        time_limit: plan.time_limit,
+        work: plan.work,
+        writes_per_hold: plan.writes_per_hold,
+        lock: &plan.lock,
+        nemesis: f.drawn.iter().map(|k| k.name()).collect(),
+        nemesis_interval: f.interval,
+        fault_duration: f.duration,
+        seed: plan.seed,
+        fail_on: plan.fail_on.iter().map(|k| k.as_str()).collect(),
+        recovery_slack: plan.recovery_slack,
+        recovery: plan.recovery,
+        image: &plan.image,
+        memory_bugs: plan.memory_bugs.iter().map(|b| b.as_str()).collect(),
+        nemesis_timeline: f.explicit.then(|| f.plan.lines()),
+        fault_plan: f.plan.lines(),
+    };
+    serde_saphyr::to_string(&file).map_err(|e| e.to_string())
+}

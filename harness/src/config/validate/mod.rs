@@ -1,0 +1,78 @@
+//! Raw test → validated [`TestPlan`] (ripgrep's LowArgs → HiArgs): each concern in its own
+//! file turns its raw fields into typed pieces, in an order where later pieces may depend on
+//! earlier ones (the recipe's rules need the ttl, the faults need the provider and the time
+//! limit). Every rejection names the field and says what to write instead; nothing downstream
+//! checks again.
+//!
+//! - [`lock`]: provider and recipe;
+//! - [`timing`]: ttl, renewal, timeouts, time limit, work, recovery;
+//! - [`writes`]: resource, workload and counter store, writes per hold;
+//! - [`faults`]: the drawn faults or the explicit schedule, as the nemesis plan;
+//! - [`naming`]: test name, lock name, discipline, `fail_on`, planted bugs.
+
+mod faults;
+mod lock;
+mod naming;
+mod timing;
+mod writes;
+
+#[cfg(test)]
+mod tests;
+
+use super::plan::TestPlan;
+use super::raw::RawTest;
+
+/// A rejected test description.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{field}: {message}")]
+pub struct ConfigError {
+    /// The YAML key / flag at fault.
+    pub field: String,
+    pub message: String,
+}
+
+pub(super) fn err(field: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError {
+        field: field.to_string(),
+        message: message.into(),
+    }
+}
+
+/// How long a test's workload runs when it names no time limit.
+pub const DEFAULT_TIME_LIMIT: super::Dur = super::Dur(std::time::Duration::from_secs(60));
+
+/// Validates a raw test (file overlaid with flags) into a plan. `random_seed` is used when the
+/// test names no seed (the caller draws it, so validation itself stays deterministic).
+pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError> {
+    let seed = raw.seed.unwrap_or(random_seed);
+    let (provider, recipe) = lock::provider_and_recipe(&raw)?;
+    let timing = timing::timing(&raw, recipe)?;
+    let (resource, workload, writes_per_hold) = writes::writes(&raw, provider, recipe)?;
+    let faults = faults::faults(&raw, provider, workload, &timing, seed)?;
+    let names = naming::naming(&raw, provider, recipe, resource, &faults)?;
+    Ok(TestPlan {
+        name: names.name,
+        provider,
+        recipe,
+        resource,
+        workload,
+        workers: lock::workers(&raw)?,
+        ttl: timing.ttl,
+        renew_interval: timing.renew_interval,
+        session_timeout: timing.session_timeout,
+        op_timeout: timing.op_timeout,
+        acquire_timeout: timing.acquire_timeout,
+        discipline: names.discipline,
+        time_limit: timing.time_limit,
+        work: timing.work,
+        writes_per_hold,
+        lock: names.lock,
+        faults,
+        seed,
+        fail_on: names.fail_on,
+        recovery_slack: timing.recovery_slack,
+        recovery: timing.recovery,
+        image: raw.image.unwrap_or_else(crate::image::node_image_tag),
+        memory_bugs: names.memory_bugs,
+    })
+}

@@ -1,0 +1,258 @@
+//! The rules of validation, case by case: the default test, nonsense rejected with the field and
+//! what to write instead, and the typed pieces a valid test resolves to.
+
+use super::*;
+use crate::config::plan::{Provider, RecipeKind, ResourceKind};
+use crate::config::Dur;
+use nemesis::FaultKind;
+use results::AnomalyKind;
+
+fn raw() -> RawTest {
+    RawTest::default()
+}
+
+#[test]
+fn the_default_test_is_etcd_lease_strict_with_holder_pauses() {
+    let p = validate(raw(), 7).unwrap();
+    assert_eq!(p.recipe, RecipeKind::EtcdLease);
+    assert_eq!(p.provider, Provider::Etcd);
+    assert_eq!(p.resource, ResourceKind::Strict);
+    assert_eq!(p.workers, 5);
+    assert_eq!(p.ttl, Dur::secs(2));
+    assert_eq!(p.time_limit, Dur::secs(60));
+    assert_eq!(p.faults.drawn, vec![FaultKind::PauseHolder]);
+    assert_eq!(
+        p.faults.duration, None,
+        "each fault's default: a holder pause is 2 x ttl"
+    );
+    assert!(
+        !p.faults.plan.steps.is_empty(),
+        "the plan is drawn at validation"
+    );
+    assert_eq!(p.seed, 7);
+    assert!(!p.fail_on.contains(&AnomalyKind::ConcurrentHolders));
+    assert!(p
+        .rerun_command(std::path::Path::new("t.yaml"))
+        .ends_with("--config t.yaml"));
+}
+
+#[test]
+fn nonsense_is_rejected_with_the_field_and_what_to_write() {
+    let cases: Vec<(RawTest, &str, &str)> = vec![
+        (
+            RawTest {
+                ttl: Some(Dur::secs(0)),
+                ..raw()
+            },
+            "ttl",
+            "2s",
+        ),
+        (
+            RawTest {
+                ttl: Some(Dur::secs(2)),
+                renew_interval: Some(Dur::secs(1)),
+                ..raw()
+            },
+            "renew_interval",
+            "under half",
+        ),
+        (
+            RawTest {
+                provider: Some("consul".into()),
+                ..raw()
+            },
+            "provider",
+            "etcd",
+        ),
+        (
+            RawTest {
+                recipe: Some("mutex".into()),
+                ..raw()
+            },
+            "recipe",
+            "etcd-lease",
+        ),
+        (
+            RawTest {
+                provider: Some("etcd".into()),
+                recipe: Some("zk-lock".into()),
+                ..raw()
+            },
+            "recipe",
+            "zookeeper",
+        ),
+        (
+            RawTest {
+                resource: Some("s3".into()),
+                ..raw()
+            },
+            "resource",
+            "strict",
+        ),
+        (
+            RawTest {
+                workers: Some(0),
+                ..raw()
+            },
+            "workers",
+            "1 to 64",
+        ),
+        (
+            RawTest {
+                nemesis: Some(vec!["meteor".into()]),
+                ..raw()
+            },
+            "nemesis",
+            "pause-holder",
+        ),
+        (
+            RawTest {
+                nemesis: Some(vec!["failover".into()]),
+                ..raw()
+            },
+            "nemesis",
+            "etcd",
+        ),
+        (
+            RawTest {
+                fail_on: Some(vec!["oops".into()]),
+                ..raw()
+            },
+            "fail_on",
+            "stale-accepted-write",
+        ),
+        (
+            RawTest {
+                workload: Some("counter".into()),
+                nemesis: Some(vec!["pause-holder".into(), "isolate-resource".into()]),
+                ..raw()
+            },
+            "nemesis",
+            "counter workload has none",
+        ),
+        (
+            RawTest {
+                counter_store: Some("redis".into()),
+                ..raw()
+            },
+            "counter_store",
+            "workload",
+        ),
+        (
+            RawTest {
+                provider: Some("redis".into()),
+                workload: Some("counter".into()),
+                counter_store: Some("etcd-guard".into()),
+                ..raw()
+            },
+            "counter_store",
+            "provider etcd",
+        ),
+        (
+            RawTest {
+                workload: Some("counter".into()),
+                counter_store: Some("mongo".into()),
+                ..raw()
+            },
+            "counter_store",
+            "etcd-guard",
+        ),
+        // Issue 16, point 3: Redlock's writes carry no token, and the default resource
+        // (strict) refuses every one of them.
+        (
+            RawTest {
+                recipe: Some("redlock".into()),
+                ..raw()
+            },
+            "resource",
+            "Use resource none",
+        ),
+    ];
+    for (r, field, hint) in cases {
+        let e = validate(r, 1).unwrap_err();
+        assert_eq!(e.field, field, "{e}");
+        assert!(e.message.contains(hint), "{e} should mention {hint}");
+    }
+}
+
+#[test]
+fn provider_alone_picks_its_default_recipe() {
+    let p = validate(
+        RawTest {
+            provider: Some("zookeeper".into()),
+            ..raw()
+        },
+        1,
+    )
+    .unwrap();
+    assert_eq!(p.recipe, RecipeKind::ZkLock);
+    let p = validate(
+        RawTest {
+            nemesis: Some(vec!["none".into()]),
+            ..raw()
+        },
+        1,
+    )
+    .unwrap();
+    assert!(p.faults.drawn.is_empty() && p.faults.plan.steps.is_empty());
+    assert!(p.name.ends_with("no-faults"));
+}
+
+fn from_yaml(text: &str) -> Result<TestPlan, ConfigError> {
+    validate(serde_saphyr::from_str::<RawTest>(text).unwrap(), 1)
+}
+
+#[test]
+fn an_explicit_timeline_replaces_the_drawn_faults() {
+    let p = from_yaml(
+    "time_limit: 30s\nnemesis_timeline:\n  - at 5s start pause-holder for 6s\n  - at 15s start halves for 10s\n",
+    )
+    .unwrap();
+    assert!(p.faults.drawn.is_empty() && p.faults.explicit);
+    let lines = p.faults.plan.lines();
+    assert_eq!(lines.len(), 2);
+    assert!(
+        lines[1].starts_with("at 15s start halves for 10s"),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn a_bad_timeline_is_rejected_with_its_line() {
+    let cases = [
+    ("nemesis_timeline:\n  - at 5s start pause-holder for 6s\n  - at 9s start failover for 5s\n", "line 3"),
+    ("nemesis_timeline:\n  - at 5s start halves for 10s\n  - at 9s start majorities-ring for 5s\n", "overlaps"),
+    ("nemesis_timeline:\n  - at 5s start pause-holder for -2s\n", "line 2"),
+    ("nemesis_timeline:\n  - at 5s start meteor for 2s\n", "meteor"),
+    ("nemesis: [kill-worker]\nnemesis_timeline:\n  - at 5s start halves for 2s\n", "not both"),
+    ];
+    for (yaml, hint) in cases {
+        let e = from_yaml(yaml).unwrap_err();
+        assert_eq!(e.field, "nemesis_timeline", "{e}");
+        assert!(e.message.contains(hint), "{e} should mention {hint}");
+    }
+}
+
+#[test]
+fn the_recipes_own_rules_apply_before_anything_starts() {
+    // etcd leases are granted in whole seconds of at least 2 s.
+    let e = validate(
+        RawTest {
+            ttl: Some(Dur::from_millis(1500)),
+            ..raw()
+        },
+        1,
+    )
+    .unwrap_err();
+    assert_eq!(e.field, "ttl", "{e}");
+    assert!(e.message.contains("etcd-lease"), "{e}");
+    assert!(validate(
+        RawTest {
+            recipe: Some("redis-lock".into()),
+            ttl: Some(Dur::from_millis(1500)),
+            ..raw()
+        },
+        1
+    )
+    .is_ok());
+}

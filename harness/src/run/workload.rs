@@ -1,0 +1,116 @@
+//! Phases 6–7 of every run, wherever its [`Site`] put things: each worker loops acquire → work
+//! → write → release (or the counter's increment) while the nemesis runs the fault plan, for the
+//! time limit; every fault is healed; the recovery window follows, in which the workload goes
+//! on (liveness: `stuck-lock` looks there). The history is written as it happens.
+
+use super::live::LiveView;
+use super::prepare::HarnessLog;
+use super::progress::Progress;
+use super::site::Site;
+use crate::config::{TestPlan, Workload};
+use anyhow::Context;
+use results::jsonl::HistoryWriter;
+use results::layout::RunDir;
+use std::sync::Arc;
+use std::time::Duration;
+use workloads::driver::{
+    final_read, run_counter_worker, run_worker, ProcessIds, Recorder, Session, WorkloadSpec,
+};
+
+/// Records the workload of `site` into the run directory's history.
+pub async fn record(
+    site: &dyn Site,
+    plan: &TestPlan,
+    dir: &RunDir,
+    log: &HarnessLog,
+    progress: &mut Progress,
+    live: &LiveView,
+) -> anyhow::Result<()> {
+    let clock = site.clock();
+    let observer = live.clone();
+    let history = Arc::new(
+        HistoryWriter::create_observed(&dir.history(), Box::new(move |e| observer.observe(e)))
+            .context("creating history.jsonl")?,
+    );
+    let recorder = Recorder::new(history.clone(), clock);
+    // Until recording ends: what nobody planned (a node that dies) goes into the history.
+    let _watch = site.watch(&history);
+    progress.phase("workload");
+    let until = plan.time_limit.get() + plan.recovery.get();
+    // The workload and the fault plan start together, now: the plan's times (and its end, the
+    // time limit) count from this moment, so the workload's end does too. Counted from the
+    // clock's start instead, the containers' start-up time came out of the recovery time.
+    let started = clock.now();
+    let spec = WorkloadSpec {
+        lock: plan.lock.clone(),
+        key: "k0".into(),
+        work: plan.work.get() / 2..=plan.work.get() * 3 / 2,
+        writes_per_hold: plan.writes_per_hold,
+        between: Duration::ZERO..=plan.ttl.get() / 10,
+        until_ns: started + until.as_nanos() as u64,
+        seed: plan.seed,
+    };
+    let counter = matches!(plan.workload, Workload::Counter(_));
+    let loops = (0..site.workers()).map(|i| supervise(site, i, &spec, &recorder, counter));
+    let workload = futures::future::join_all(loops);
+    let faults = site.faults(&plan.faults.plan, &history);
+    let ticker = async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            let elapsed = Duration::from_nanos(clock.now().saturating_sub(started));
+            progress.workload(elapsed, until, live.ops(), &live.faults());
+        }
+    };
+    let (results, nemesis) = tokio::select! {
+        both = async { tokio::join!(workload, faults) } => both,
+        () = ticker => unreachable!("the ticker never ends"),
+    };
+    log.line(&format!("nemesis: {nemesis:?}"));
+    let mut sessions = vec![];
+    for r in results {
+        sessions.extend(r?);
+    }
+    nemesis.context("the nemesis failed (every fault was healed)")?;
+    if counter {
+        // Every fault is healed and every loop is over: one last read of the counter.
+        let value = final_read(&mut sessions, &spec.key)
+            .await
+            .context("recording the final read")?;
+        log.line(&format!("final counter read: {value:?}"));
+    }
+    history.sync().context("syncing history.jsonl")?;
+    progress.phase("stop");
+    Ok(())
+}
+
+/// Worker `i`'s loop for the whole run: when its process dies (killed by the nemesis) and the
+/// site brings it back, it reconnects and goes on under the next of its own process ids. With
+/// the counter workload it returns its live session (for the final read).
+async fn supervise(
+    site: &dyn Site,
+    i: usize,
+    spec: &WorkloadSpec,
+    recorder: &Recorder,
+    counter: bool,
+) -> anyhow::Result<Option<Session>> {
+    let mut ids = ProcessIds::of_worker(i as u32, site.workers() as u32);
+    loop {
+        let Some(conn) = site.connect(i, recorder, spec.until_ns).await? else {
+            return Ok(None);
+        };
+        let mut session = Session::new(conn, ids, recorder.clone());
+        let summary = if counter {
+            run_counter_worker(&mut session, spec).await?
+        } else {
+            run_worker(&mut session, spec).await?
+        };
+        if !summary.exited || recorder.clock.now() >= spec.until_ns {
+            return Ok(counter.then_some(session));
+        }
+        // Killed: wait for the site to bring the worker back, then go on.
+        ids = session.ids();
+        if !site.restarted(i, spec.until_ns).await {
+            return Ok(None);
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! The shipped lock recipes (fencecheck's own textbook baselines): each name, the provider it
+//! runs on, and whether its acquisitions carry a fence token.
+
+use super::{find, Provider, UnknownName};
+use std::fmt;
+use std::str::FromStr;
+
+/// Which recipe a worker runs (DESIGN.md's `--recipe` values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RecipeKind {
+    EtcdLease,
+    EtcdLock,
+    ZkLock,
+    RedisLock,
+    RedisLockDel,
+    Redlock,
+    RedisSentinel,
+    Memory,
+}
+
+impl RecipeKind {
+    pub const ALL: [RecipeKind; 8] = [
+        RecipeKind::EtcdLease,
+        RecipeKind::EtcdLock,
+        RecipeKind::ZkLock,
+        RecipeKind::RedisLock,
+        RecipeKind::RedisLockDel,
+        RecipeKind::Redlock,
+        RecipeKind::RedisSentinel,
+        RecipeKind::Memory,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecipeKind::EtcdLease => "etcd-lease",
+            RecipeKind::EtcdLock => "etcd-lock",
+            RecipeKind::ZkLock => "zk-lock",
+            RecipeKind::RedisLock => "redis-lock",
+            RecipeKind::RedisLockDel => "redis-lock-del",
+            RecipeKind::Redlock => "redlock",
+            RecipeKind::RedisSentinel => "redis-sentinel",
+            RecipeKind::Memory => "memory",
+        }
+    }
+
+    /// The lock service it talks to.
+    pub fn provider(self) -> Provider {
+        match self {
+            RecipeKind::EtcdLease | RecipeKind::EtcdLock => Provider::Etcd,
+            RecipeKind::ZkLock => Provider::Zookeeper,
+            RecipeKind::RedisLock | RecipeKind::RedisLockDel => Provider::Redis,
+            RecipeKind::Redlock => Provider::Redlock,
+            RecipeKind::RedisSentinel => Provider::RedisSentinel,
+            RecipeKind::Memory => Provider::Memory,
+        }
+    }
+
+    /// Whether acquisitions carry a fence token (Redlock has none).
+    pub fn has_token(self) -> bool {
+        self != RecipeKind::Redlock
+    }
+
+    /// Whether its lease is an etcd lease (whole seconds, at least 2 s).
+    pub fn is_etcd(self) -> bool {
+        self.provider() == Provider::Etcd
+    }
+}
+
+impl fmt::Display for RecipeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for RecipeKind {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
+        find("recipe", s, &RecipeKind::ALL, RecipeKind::as_str)
+    }
+}
