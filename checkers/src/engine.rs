@@ -1,6 +1,7 @@
 //! Runs every checker over one pair of streams and composes their findings into one
 //! [`Verdict`]: Invalid (an anomaly whose kind is in `fail_on`) > Unknown (a checker could not
-//! decide, panicked, or the history is empty) > Valid. A checker that panics is caught, stopped,
+//! decide, panicked, the history is empty, or the run exercised nothing: acquires attempted
+//! and none granted, writes attempted and none decided) > Valid. A checker that panics is caught, stopped,
 //! and named in the verdict; the run is then unknown rather than crashed.
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, ResourceLog};

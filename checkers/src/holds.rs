@@ -314,8 +314,11 @@ impl<S: Shared> HoldBook<S> {
                 } else {
                     HoldEnd::LeaseLost
                 };
+                // "For A's lease": a late notice about an earlier lease of the same process
+                // must not end the hold it has now.
+                let lease = e.lease.as_deref();
                 match lock {
-                    Some(lock) => self.close(p, lock, why, ended),
+                    Some(lock) => self.close(p, lock, lease, why, ended),
                     None => self.close_all(p, why, ended),
                 }
             }
@@ -340,11 +343,22 @@ impl<S: Shared> HoldBook<S> {
         &mut self,
         process: u32,
         lock: LockId,
+        lease: Option<&str>,
         why: HoldEnd,
         ended: &mut impl FnMut(&S, HoldEnd),
     ) {
-        if let Some(list) = self.by_lock.get_mut(lock) {
-            retain_others(list, process, why, ended);
+        let Some(list) = self.by_lock.get_mut(lock) else {
+            return;
+        };
+        match lease {
+            Some(lease) => list.retain(|h| {
+                let ends = h.process == process && h.lease().is_none_or(|l| l == lease);
+                if ends {
+                    ended(h, why);
+                }
+                !ends
+            }),
+            None => retain_others(list, process, why, ended),
         }
     }
 

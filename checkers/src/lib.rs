@@ -1,6 +1,7 @@
 //! Pure analysis of a fencecheck run: the history and the resource log in, a [`Verdict`] out.
 //! No I/O, no clock, no randomness; every checker streams, so memory follows what is open
-//! (holds, pending operations), not how long the history is.
+//! (holds, pending operations), not how long the history is — with one exception: a tokenless
+//! recipe's grants are kept until the resource log is read, to order its writes by grant.
 //!
 //! - [`checker`]: the [`Checker`] trait, findings and outcomes.
 //! - [`kinds`]: one checker per anomaly kind.

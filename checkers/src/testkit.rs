@@ -211,7 +211,7 @@ pub fn training_timeline(fenced: bool) -> (Vec<Event>, Vec<ResourceEntry>) {
     let h = history([
         invoke(1, Acquire).lock(lock).at_ms(0),
         a(ok(1, Acquire)).at_ms(10),
-        start("pause").at_ms(20),
+        start("pause-holder").targets(&["worker-A"]).at_ms(20),
         invoke(2, Acquire).lock(lock).at_ms(2100),
         b(ok(2, Acquire)).at_ms(2110),
         b(invoke(2, Write))
@@ -225,7 +225,7 @@ pub fn training_timeline(fenced: bool) -> (Vec<Event>, Vec<ResourceEntry>) {
             .op_id("2-1")
             .result(Accepted)
             .at_ms(2130),
-        stop("pause").at_ms(6000),
+        stop("pause-holder").targets(&["worker-A"]).at_ms(6000),
         a(invoke(1, Write))
             .key(key)
             .value("v1")

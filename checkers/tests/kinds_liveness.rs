@@ -276,3 +276,54 @@ fn a_fault_start_the_nemesis_skipped_changes_nothing() {
     let v = with_ttl(&history(events), &[], 1000, 1000);
     assert_eq!(only(&v, StuckLock).len(), 1, "{:#?}", v.anomalies);
 }
+
+/// Review of issue 16: a client library reports every timeout as `info`; each used to restart
+/// the obligation's clock, so a lock left held by a dead holder was never judged.
+#[test]
+fn acquires_that_keep_ending_info_do_not_push_the_deadline_back() {
+    let mut events = vec![
+        invoke(1, Acquire).lock("l").at_ms(0),
+        ok(1, Acquire)
+            .lock("l")
+            .owner("worker-1")
+            .lease("L1")
+            .at_ms(5),
+        info(1, Exit).at_ms(10),
+    ];
+    for k in 0..10u64 {
+        let p = 2 + k as u32;
+        events.push(invoke(p, Acquire).lock("l").at_ms(20 + k * 1000));
+        events.push(info(p, Acquire).lock("l").at_ms(1010 + k * 1000));
+    }
+    let v = with_ttl(&history(events), &[], 1000, 1000);
+    let stuck = only(&v, StuckLock);
+    assert!(!stuck.is_empty(), "{:#?}", v.anomalies);
+    assert_eq!(
+        stuck[0].at,
+        Some(2_010_000_000),
+        "the exit's deadline stands"
+    );
+    assert!(stuck[0].summary.contains("holder process 1 exited"));
+}
+
+/// Review of issue 16: two faults of one name may overlap; the clock restarts when both ended.
+#[test]
+fn overlapping_service_faults_of_one_name_suspend_until_the_last_one_ends() {
+    let mut events = holder_fault_then_others_try("kill-holder", true, None);
+    events.insert(2, start("kill-node").targets(&["etcd-1"]).at_ms(6));
+    events.insert(3, start("kill-node").targets(&["etcd-2"]).at_ms(7));
+    let at = events.iter().position(|e| e.time >= 500_000_000).unwrap();
+    events.insert(at, stop("kill-node").targets(&["etcd-1"]).at_ms(500));
+    let v = with_ttl(&history(events), &[], 1000, 1000);
+    assert!(only(&v, StuckLock).is_empty(), "{:#?}", v.anomalies);
+}
+
+/// Review of issue 16: a pause of the only trying worker keeps it from getting the lock;
+/// nobody can blame the lock for that.
+#[test]
+fn pausing_a_worker_that_holds_nothing_suspends_the_clock() {
+    let mut events = holder_fault_then_others_try("kill-holder", true, None);
+    events.insert(4, start("pause-worker").targets(&["worker-2"]).at_ms(15));
+    let v = with_ttl(&history(events), &[], 1000, 1000);
+    assert!(only(&v, StuckLock).is_empty(), "{:#?}", v.anomalies);
+}

@@ -423,3 +423,136 @@ fn duplicate_tokens_are_judged_the_same_when_indices_are_out_of_file_order() {
     let v = reindexed([10, 20, 3, 1], [7, 8, 8]);
     assert!(only(&v, DuplicateToken).is_empty(), "{:#?}", v.anomalies);
 }
+
+/// A release of `lock` by process `p`, acknowledged.
+fn release_of(lock: &str, p: u32, lease: &str) -> [Event; 2] {
+    [
+        invoke(p, Release).lock(lock).lease(lease),
+        ok(p, Release).lock(lock).lease(lease).result(Released),
+    ]
+}
+
+/// Review of issue 16: the holder's release of *another* lock says nothing about this one.
+#[test]
+fn the_holders_release_of_another_lock_neither_shows_nor_hides_harm() {
+    let mut events: Vec<Event> = vec![
+        invoke(2, Acquire).lock("m"),
+        ok(2, Acquire).lock("m").owner("w2").lease("M1"),
+    ];
+    events.extend(acquire(1, "L1", 1));
+    events.extend(acquire(2, "L2", 2));
+    events.extend(release(1, "L1", 1));
+    events.push(invoke(2, Release).lock("m").lease("M1"));
+    events.push(
+        fail(2, Release)
+            .lock("m")
+            .lease("M1")
+            .result(ReleaseRejectedNotOwner),
+    );
+    let v = verdict(&history(events.clone()), &[]);
+    assert!(only(&v, DoubleRelease).is_empty(), "{:#?}", v.anomalies);
+    assert_eq!(only(&v, ReleaseOfLostLock).len(), 1, "judged at the end");
+    // Nor does an `ok` release of the other lock settle this one early.
+    events.truncate(events.len() - 2);
+    events.extend(release_of("m", 2, "M1"));
+    events.extend(acquire(3, "L3", 3));
+    let v = verdict(&history(events), &[]);
+    assert_eq!(only(&v, DoubleRelease).len(), 1, "{:#?}", v.anomalies);
+}
+
+/// Review of issue 16: a lease-lost is an `info` that retires nobody; the holder's release that
+/// follows it, rejected as not-owner, shows the harm.
+#[test]
+fn a_holder_that_noticed_its_lease_gone_and_was_refused_shows_the_harm() {
+    let mut events: Vec<Event> = [
+        acquire(1, "L1", 1),
+        acquire(2, "L2", 2),
+        release(1, "L1", 1),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    events.push(info(2, LeaseLost).lock("l").lease("L2").token(2));
+    events.push(invoke(2, Release).lock("l").lease("L2").token(2));
+    events.push(
+        fail(2, Release)
+            .lock("l")
+            .lease("L2")
+            .token(2)
+            .result(ReleaseRejectedNotOwner),
+    );
+    let v = verdict(&history(events), &[]);
+    assert_eq!(only(&v, DoubleRelease).len(), 1, "{:#?}", v.anomalies);
+}
+
+/// Review of issue 16: the victim may be granted while the stale release is in flight.
+#[test]
+fn a_holder_granted_while_the_stale_release_was_in_flight_can_be_its_victim() {
+    let mut events: Vec<Event> = [
+        acquire(1, "L1", 1),
+        acquire(2, "L2", 2),
+        release(2, "L2", 2),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    events.push(invoke(1, Release).lock("l").lease("L1").token(1));
+    events.extend(acquire(3, "L3", 3));
+    events.push(
+        ok(1, Release)
+            .lock("l")
+            .lease("L1")
+            .token(1)
+            .result(Released),
+    );
+    events.extend(acquire(4, "L4", 4));
+    let v = verdict(&history(events), &[]);
+    let dr = only(&v, DoubleRelease);
+    assert_eq!(dr.len(), 1, "{:#?}", v.anomalies);
+    assert_eq!(dr[0].evidence.other["holder_lease"], "L3");
+}
+
+/// Review of issue 16: when a fault hit the holder after the stale release (a pause past its
+/// lease), the next grant is explained by the fault; no harm from the release is shown.
+#[test]
+fn a_fault_on_the_holder_explains_the_next_grant_and_no_double_release_is_claimed() {
+    let mut events: Vec<Event> = [
+        acquire(1, "L1", 1),
+        acquire(2, "L2", 2),
+        release(1, "L1", 1),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    events.push(start("pause-holder").targets(&["w2"]));
+    events.extend(acquire(3, "L3", 3));
+    let v = verdict(&history(events.clone()), &[]);
+    assert!(only(&v, DoubleRelease).is_empty(), "{:#?}", v.anomalies);
+    assert_eq!(only(&v, ReleaseOfLostLock).len(), 1);
+    // A fault on another worker (the stale releaser's own pause) explains nothing.
+    events[6] = start("pause-holder").targets(&["w1"]);
+    let v = verdict(&history(events.clone()), &[]);
+    assert_eq!(only(&v, DoubleRelease).len(), 1, "{:#?}", v.anomalies);
+    // A fault of the lock service (a partition, a failover) explains it too.
+    events[6] = start("halves").targets(&["etcd-1"]);
+    let v = verdict(&history(events), &[]);
+    assert!(only(&v, DoubleRelease).is_empty(), "{:#?}", v.anomalies);
+}
+
+/// Review of issue 16: a hold ends at a lease-lost *for its lease* (DESIGN "Holds"). A late
+/// notice about the process's earlier lease must not end the hold it has now.
+#[test]
+fn a_late_lease_lost_for_an_earlier_lease_does_not_end_the_current_hold() {
+    let mut events: Vec<Event> = [
+        acquire(1, "L1", 1),
+        release(1, "L1", 1),
+        acquire(1, "L2", 2),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    events.push(info(1, LeaseLost).lock("l").lease("L1").token(1));
+    events.extend(acquire(2, "L3", 3));
+    let v = verdict(&history(events), &[]);
+    assert_eq!(only(&v, ConcurrentHolders).len(), 1, "{:#?}", v.anomalies);
+}

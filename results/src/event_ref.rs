@@ -80,17 +80,20 @@ impl Event {
     }
 }
 
-/// The names under `value.targets` (a nemesis event's), borrowed.
+/// The names under `value.targets` (a nemesis event's; a list, or one name), borrowed.
 fn targets(value: Option<&serde_json::Value>) -> impl Iterator<Item = &String> {
-    value
-        .and_then(|v| v.get("targets"))
-        .and_then(|t| t.as_array())
-        .into_iter()
-        .flatten()
+    let targets = value.and_then(|v| v.get("targets"));
+    let (list, one) = match targets {
+        Some(serde_json::Value::Array(items)) => (items.as_slice(), None),
+        Some(serde_json::Value::String(s)) => (&[][..], Some(s)),
+        _ => (&[][..], None),
+    };
+    list.iter()
         .filter_map(|t| match t {
             serde_json::Value::String(s) => Some(s),
             _ => None,
         })
+        .chain(one)
 }
 
 impl ResourceEntry {

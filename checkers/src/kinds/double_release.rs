@@ -3,21 +3,20 @@
 //! on what the history shows afterwards, so one state machine sorts every such release:
 //!
 //! - the same acquisition released twice (both acknowledged) is a `double-release` at once;
-//! - a release acknowledged for acquisition A while another acquisition B certainly held the
-//!   lock is a suspect until the history decides: if another acquisition C completes while B's
-//!   hold is still open, or B's own later release is rejected as not-owner, the lock was freed
-//!   under B — `double-release`. If B's process ends its part otherwise (its release succeeds,
-//!   it exits, an `info` retires it) or the history ends, nothing shows harm —
-//!   `release-of-lost-lock`;
-//! - a release acknowledged for A after another acquisition had completed, with nobody holding
-//!   the lock at that moment, is a `release-of-lost-lock` at once.
+//! - a release acknowledged for acquisition A after another acquisition had been granted (before
+//!   the release was sent), while other acquisitions held the lock, waits for the history's
+//!   word (see [`super::release_suspects`]): the lock freed under a holder that no fault could
+//!   have cost its lease is a `double-release`; anything else a `release-of-lost-lock`;
+//! - such a release with nobody holding the lock at that moment is a `release-of-lost-lock` at
+//!   once.
 //!
 //! A client library may well answer `released` for a node or key its expired session no
-//! longer owns, deleting nothing; only the first two cases' harm makes it a double release. A
-//! release rejected as not-owner is the correct behaviour and never reported. Memory: each live
-//! process's latest acquisition per lock and its pending release, the latest grant per lock, and
-//! the suspects awaiting judgement.
+//! longer owns, deleting nothing; only shown harm makes it a double release. A release
+//! rejected as not-owner is the correct behaviour and never reported. Memory: each live
+//! process's latest acquisition per lock and its pending release, the latest grant per lock,
+//! the faults in force, and the suspects awaiting judgement.
 
+use super::release_suspects::{victims, Disturbances, Settled, Suspect};
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::holds::{Acquisition, Hold};
@@ -38,19 +37,6 @@ struct Acq {
 /// latest grant when it was invoked: a grant after the invoke is the next holder's, fine).
 type PendingRelease = (LockId, u64, u64, Option<u64>);
 
-/// A release acknowledged for a lost lock while `holder` held it, awaiting the history's word.
-#[derive(Debug, Clone)]
-struct Suspect {
-    /// The lock's name (a suspect may be judged at the end, without a context).
-    lock: String,
-    releaser: Hold,
-    process: u32,
-    /// History index and time of the release invoke and of its `ok`.
-    invoked: (u64, u64),
-    acknowledged: (u64, u64),
-    holder: Hold,
-}
-
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct DoubleRelease {
@@ -60,6 +46,7 @@ pub struct DoubleRelease {
     /// Per lock: the history index of its latest acquire `ok`.
     latest: PerLock<Option<u64>>,
     suspects: Vec<Suspect>,
+    disturbances: Disturbances,
     releases: u64,
 }
 
@@ -78,10 +65,12 @@ impl Checker for DoubleRelease {
             | Interests::RELEASE
             | Interests::EXIT
             | Interests::ANY_INFO
+            | Interests::NEMESIS
     }
 
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
         let Process::Worker(p) = e.process else {
+            self.disturbances.nemesis(e, &mut self.suspects);
             return;
         };
         if !self.suspects.is_empty() {
@@ -146,51 +135,15 @@ impl DoubleRelease {
     fn judge(&mut self, p: u32, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
         let mut i = 0;
         while i < self.suspects.len() {
-            let s = &self.suspects[i];
-            let holder_open = || {
-                cx.holds
-                    .open(s.holder.lock)
-                    .iter()
-                    .any(|h| h.same_as(&s.holder))
-            };
-            let verdict = match (&e.f, e.kind) {
-                // Another acquisition got the lock while the holder still held it.
-                (F::Acquire, OpType::Ok)
-                    if cx.acquired.is_some_and(|c| {
-                        c.lock == s.holder.lock && c.process != s.holder.process
-                    }) && holder_open() =>
-                {
-                    let c = cx.acquired.map(|c| (c.process, c.index));
-                    Some(Err(format!(
-                        "process {} acquired it at index {} while process {} still held it",
-                        c.map_or(0, |c| c.0),
-                        c.map_or(0, |c| c.1),
-                        s.holder.process
-                    )))
-                }
-                _ if p != s.holder.process => None,
-                (F::Release, OpType::Fail)
-                    if e.result == Some(OpResult::ReleaseRejectedNotOwner) =>
-                {
-                    Some(Err(format!(
-                        "process {p}'s own release at index {} was rejected as not-owner: its lock \
-                         was gone",
-                        e.index
-                    )))
-                }
-                (F::Release, OpType::Ok) => Some(Ok("the holder's own release succeeded")),
-                (F::Release, OpType::Info) | (F::Exit, _) | (_, OpType::Info) => {
-                    Some(Ok("the holder's process ended without showing it"))
-                }
-                _ => None,
-            };
-            match verdict {
+            match self.suspects[i].settle(p, e, cx) {
                 None => i += 1,
-                Some(harm) => {
+                Some(settled) => {
                     let s = self.suspects.swap_remove(i);
-                    match harm {
-                        Err(shown) => freed_under_holder(&s, e, &shown, out),
-                        Ok(why) => lost_lock(&s, why, out),
+                    match settled {
+                        Settled::Harm { victim, shown } => {
+                            freed_under_holder(&s, &victim, e, &shown, out)
+                        }
+                        Settled::NoHarm(why) => lost_lock(&s, why, out),
                     }
                 }
             }
@@ -241,23 +194,26 @@ impl DoubleRelease {
         if !lost {
             return;
         }
-        let holder = cx
-            .holds
-            .open(lock)
+        let victims = victims(cx, lock, p, &a, &self.disturbances);
+        let Some(holder) = victims
             .iter()
-            .filter(|h| h.process != p && h.index > a.index && h.index < rel_index)
-            .max_by_key(|h| h.index);
-        match holder {
-            Some(holder) => self.suspects.push(Suspect {
-                lock: cx.locks.name(lock).to_string(),
-                releaser: a,
-                process: p,
-                invoked: (rel_index, rel_time),
-                acknowledged: (e.index, e.time),
-                holder: holder.clone(),
-            }),
-            None => lost_lock_alone(&a, p, (rel_index, e), cx, out),
-        }
+            .map(|v| &v.hold)
+            .max_by_key(|h| h.index)
+            .cloned()
+        else {
+            lost_lock_alone(&a, p, (rel_index, e), cx, out);
+            return;
+        };
+        self.suspects.push(Suspect {
+            holder,
+            lock,
+            lock_name: cx.locks.name(lock).to_string(),
+            releaser: a,
+            process: p,
+            invoked: (rel_index, rel_time),
+            acknowledged: (e.index, e.time),
+            victims,
+        });
     }
 }
 
@@ -274,9 +230,9 @@ fn evidence(lock: &str, acq: &Acquisition, p: u32) -> Evidence {
     evidence
 }
 
-fn suspect_evidence(s: &Suspect) -> Evidence {
-    let (a, h) = (&s.releaser, &s.holder);
-    let mut evidence = evidence(&s.lock, a, s.process);
+fn suspect_evidence(s: &Suspect, h: &Acquisition) -> Evidence {
+    let a = &s.releaser;
+    let mut evidence = evidence(&s.lock_name, a, s.process);
     evidence.indices = vec![a.index, h.index, s.invoked.0, s.acknowledged.0];
     evidence.times = vec![a.time, h.time, s.invoked.1, s.acknowledged.1];
     evidence
@@ -293,10 +249,16 @@ fn suspect_evidence(s: &Suspect) -> Evidence {
 }
 
 /// The history showed the lock freed under its holder: a double release.
-fn freed_under_holder(s: &Suspect, e: &EventRef<'_>, shown: &str, out: &mut Findings) {
-    let lock = &s.lock;
-    let (a, h) = (&s.releaser, &s.holder);
-    let mut evidence = suspect_evidence(s);
+fn freed_under_holder(
+    s: &Suspect,
+    h: &Acquisition,
+    e: &EventRef<'_>,
+    shown: &str,
+    out: &mut Findings,
+) {
+    let lock = &s.lock_name;
+    let a = &s.releaser;
+    let mut evidence = suspect_evidence(s, h);
     evidence.indices.push(e.index);
     evidence.times.push(e.time);
     evidence.other.insert("harm".into(), json!(shown));
@@ -331,14 +293,14 @@ fn freed_under_holder(s: &Suspect, e: &EventRef<'_>, shown: &str, out: &mut Find
 fn lost_lock(s: &Suspect, why: &str, out: &mut Findings) {
     let out = out.paired();
     let (a, h) = (&s.releaser, &s.holder);
-    let mut evidence = suspect_evidence(s);
+    let mut evidence = suspect_evidence(s, h);
     evidence.other.insert("no_harm_shown".into(), json!(why));
     let summary = format!(
         "process {} was told released for lease {} of lock {} at index {} although process {} \
          (lease {}, acquired at index {}) held it; {why}, and no harm to it was seen",
         s.process,
         a.lease().unwrap_or("-"),
-        s.lock,
+        s.lock_name,
         s.acknowledged.0,
         h.process,
         h.lease().unwrap_or("-"),

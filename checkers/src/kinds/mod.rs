@@ -5,6 +5,8 @@ pub mod double_release;
 pub mod duplicate_effect;
 pub mod duplicate_token;
 pub mod lost_update;
+mod outages;
+mod release_suspects;
 mod resource_presence;
 pub mod stale_write;
 pub mod stuck_lock;

@@ -57,8 +57,10 @@ pub struct StaleAcceptedWrite {
     highest: FastMap<String, Highest>,
     /// Per process: index and time of its pending acquire invoke.
     invoked: PerProcess<(u64, u64)>,
-    /// Tokenless acquisitions by lease.
-    grants: FastMap<String, Grant>,
+    /// Tokenless acquisitions by lease (a lease string may come back: every grant is kept).
+    grants: FastMap<String, Vec<Grant>>,
+    /// Accepted tokenless writes, and how many of them could be tied to a grant.
+    tokenless: (u64, u64),
     /// Per (key, lock): the accepted tokenless write whose acquire was invoked last.
     newest: FastMap<(String, String), Newest>,
 }
@@ -98,7 +100,10 @@ impl Checker for StaleAcceptedWrite {
                     invoked,
                     granted: (e.index, e.time),
                 };
-                self.grants.insert(grant.lease.clone(), grant);
+                self.grants
+                    .entry(grant.lease.clone())
+                    .or_default()
+                    .push(grant);
             }
             _ => {}
         }
@@ -119,8 +124,19 @@ impl Checker for StaleAcceptedWrite {
     }
 
     fn finish(&mut self, end: &End, _out: &mut Findings) -> Outcome {
-        // Writes without tokens are judged by grant order: the checker needs no token.
-        self.presence.outcome(end, false)
+        let (accepted, ordered) = self.tokenless;
+        match self.presence.outcome(end, false) {
+            // Writes without tokens are judged by grant order; with none tied to a grant,
+            // nothing was judged at all.
+            Outcome::Checked if self.presence.with_token == 0 && accepted > 0 && ordered == 0 => {
+                Outcome::NotApplicable(
+                    "the writes carry no fence token, and none could be tied to a grant in the \
+                     history to order it"
+                        .into(),
+                )
+            }
+            other => other,
+        }
     }
 }
 
@@ -188,9 +204,17 @@ impl StaleAcceptedWrite {
     /// its write accepted first. A write whose acquisition the history does not show (an `info`
     /// acquire, another writer) cannot be ordered and is left alone.
     fn by_grant_order(&mut self, r: &ResourceRef<'_>, out: &mut Findings) {
-        let Some(x) = self.grants.get(r.lease.as_ref()) else {
+        self.tokenless.0 += 1;
+        // The latest grant of this lease (of this process, when it is known) before the write.
+        let Some(x) = self.grants.get(r.lease.as_ref()).and_then(|gs| {
+            gs.iter()
+                .rev()
+                .find(|g| g.granted.1 <= r.time && g.process == r.process)
+                .or_else(|| gs.iter().rev().find(|g| g.granted.1 <= r.time))
+        }) else {
             return;
         };
+        self.tokenless.1 += 1;
         let slot = (r.key.to_string(), x.lock.clone());
         match self.newest.get(&slot) {
             Some(y) if y.grant.invoked.1 > x.granted.1 => {

@@ -11,9 +11,11 @@
 //!
 //! Only faults that can make the lock service itself unavailable suspend the clock (node
 //! pause / kill / restart, partitions that split the service, failover, a node that died
-//! outside the plan, and isolating a worker that does not hold the lock: it cuts a trying
-//! client off); it restarts at their heal. Faults on workers never suspend it: a crashed or
-//! frozen holder is exactly what this check exists for. At the deadline `start + ttl + slack` the lock is stuck if
+//! outside the plan), and faults that cut a *trying* client off (pausing, killing or isolating
+//! a worker that holds nothing); it restarts when they end. Faults on a holder never suspend
+//! it: a crashed or frozen holder is exactly what this check exists for ([`super::outages`]).
+//! A running obligation keeps its start when another comes (every `info` acquire would push
+//! the deadline back otherwise). At the deadline `start + ttl + slack` the lock is stuck if
 //! no acquire succeeded since the obligation began, and someone was trying both at the start
 //! (an acquire pending, or attempted within `slack`) and at the deadline. Any successful
 //! acquire of the lock discharges it. A window still open when the history ends is not judged.
@@ -21,10 +23,10 @@
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
-use crate::hashing::FastSet;
+use crate::kinds::outages::{Ended, Outages};
 use crate::locks::{LockId, PerLock};
 use crate::name::{opt_name, Name};
-use results::fault::{scope_of, FaultKind, Scope};
+use results::fault::{scope_of, Scope};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
 use std::time::Duration;
@@ -61,8 +63,8 @@ pub struct StuckLock {
     slack: u64,
     /// Per lock ever tried or obliged.
     locks: PerLock<Option<LockState>>,
-    /// The active faults that can make the lock service unavailable.
-    faults: FastSet<String>,
+    /// The active faults that suspend the clock.
+    outages: Outages,
     next_deadline: Option<u64>,
 }
 
@@ -72,7 +74,7 @@ impl StuckLock {
             ttl: ttl.map(|t| t.as_nanos() as u64),
             slack: slack.as_nanos() as u64,
             locks: PerLock::default(),
-            faults: FastSet::default(),
+            outages: Outages::default(),
             next_deadline: None,
         }
     }
@@ -81,6 +83,9 @@ impl StuckLock {
         trying(self.slack, l, now)
     }
 
+    /// Obliges `lock` to become acquirable. An obligation already running keeps its start (a
+    /// later `info` acquire must not push the deadline back); it only learns the holder, and
+    /// one tied to a worker fault becomes permanent when the holder exits.
     fn oblige(
         &mut self,
         (lock, name): (LockId, &str),
@@ -88,8 +93,13 @@ impl StuckLock {
         e: &EventRef<'_>,
         holder: Option<Holder>,
     ) {
-        let start = self.faults.is_empty().then_some(e.time);
+        let start = (!self.outages.suspended()).then_some(e.time);
         let l = state(&mut self.locks, lock, name);
+        if let Some(o) = &mut l.obligation {
+            o.holder = o.holder.take().or(holder);
+            o.ends_with = None;
+            return;
+        }
         let tried_early =
             l.attempts > 0 || l.last_attempt.is_some_and(|t| t + self.slack >= e.time);
         l.obligation = Some(Obligation {
@@ -104,8 +114,10 @@ impl StuckLock {
         self.recompute_deadline();
     }
 
-    /// A nemesis fault starts: a fault of the service suspends every clock; a pause or
-    /// isolation of a holder obliges its lock to become acquirable without it.
+    /// A nemesis fault starts. A fault of the service suspends every clock; one on workers
+    /// obliges the locks its targets hold to become acquirable without them (a pause or an
+    /// isolation; a killed holder's obligation starts at its exit), and suspends the clocks
+    /// when it cuts off a target that holds nothing (a trying client).
     fn fault_started(&mut self, fault: &str, e: &EventRef<'_>, cx: &Context<'_>) {
         let held: Vec<(LockId, u32, Holder)> = cx
             .holds
@@ -119,71 +131,79 @@ impl StuckLock {
                 )
             })
             .collect();
-        let scope = match (scope_of(fault), fault.parse::<FaultKind>()) {
-            // Cutting a client that holds nothing off the service is an outage for it.
-            (_, Ok(FaultKind::IsolateWorker)) if held.is_empty() => Scope::LockService,
-            (scope, _) => scope,
+        let holds_nothing = |t: &str| !cx.holds.iter().any(|h| h.owner() == Some(t));
+        let suspends = match scope_of(fault) {
+            Scope::LockService => Some(true),
+            Scope::Workers if e.targets.iter().any(|t| holds_nothing(t)) => Some(false),
+            Scope::Workers | Scope::Resource => None,
         };
-        match scope {
-            Scope::LockService => {
-                self.faults.insert(fault.to_string());
-                for l in self.locks.iter_mut().filter_map(|(_, l)| l.as_mut()) {
-                    if let Some(o) = &mut l.obligation {
-                        o.start = None;
-                        o.tried_early = false;
-                    }
-                }
-                self.next_deadline = None;
-            }
-            Scope::Workers if !fault.starts_with("kill-") => {
-                for (lock, p, holder) in held {
-                    let why = format!(
-                        "{fault} froze or cut off holder process {p} at index {}",
-                        e.index
-                    );
-                    self.oblige((lock, cx.locks.name(lock)), why, e, Some(holder));
-                    if let Some(o) = self.obligation_mut(lock) {
-                        o.ends_with = Some(fault.to_string());
-                    }
+        if let Some(service) = suspends {
+            self.outages.start(fault, service);
+            for l in self.locks.iter_mut().filter_map(|(_, l)| l.as_mut()) {
+                if let Some(o) = &mut l.obligation {
+                    o.start = None;
+                    o.tried_early = false;
                 }
             }
-            // A killed holder's obligation starts at its exit; the resource is not the lock.
-            Scope::Workers | Scope::Resource => {}
+            self.next_deadline = None;
+        }
+        if scope_of(fault) == Scope::Workers && !fault.starts_with("kill-") {
+            for (lock, p, holder) in held {
+                let why = format!(
+                    "{fault} froze or cut off holder process {p} at index {}",
+                    e.index
+                );
+                let fresh = self
+                    .locks
+                    .get(lock)
+                    .and_then(Option::as_ref)
+                    .is_none_or(|l| l.obligation.is_none());
+                self.oblige((lock, cx.locks.name(lock)), why, e, Some(holder));
+                if let Some(o) = self.obligation_mut(lock).filter(|_| fresh) {
+                    o.ends_with = Some(fault.to_string());
+                }
+            }
         }
     }
 
-    /// A nemesis fault stops: the last service fault's heal starts every lock's clock; the end
-    /// of a holder's pause or isolation ends the obligation it started (the holder is back).
+    /// A nemesis fault stops: the end of a holder's pause or isolation ends the obligation it
+    /// started (the holder is back); the end of the last suspending fault restarts the clocks,
+    /// and the final heal of the lock service obliges every lock to come back.
     fn fault_stopped(&mut self, fault: &str, e: &EventRef<'_>) {
-        if !self.faults.remove(fault) {
-            for l in self.locks.iter_mut().filter_map(|(_, l)| l.as_mut()) {
-                if l.obligation.as_ref().and_then(|o| o.ends_with.as_deref()) == Some(fault) {
-                    l.obligation = None;
-                }
+        for l in self.locks.iter_mut().filter_map(|(_, l)| l.as_mut()) {
+            if l.obligation.as_ref().and_then(|o| o.ends_with.as_deref()) == Some(fault) {
+                l.obligation = None;
             }
-            self.recompute_deadline();
-            return;
         }
-        if !self.faults.is_empty() {
-            return;
-        }
+        let healed = match self.outages.stop(fault) {
+            Ended::Nothing => {
+                self.recompute_deadline();
+                return;
+            }
+            Ended::Suspension => false,
+            Ended::ServiceHealed => true,
+        };
         let slack = self.slack;
         for l in self.locks.iter_mut().filter_map(|(_, l)| l.as_mut()) {
             let tried = trying(slack, l, e.time);
-            let o = l.obligation.get_or_insert_with(|| Obligation {
-                reason: format!(
-                    "the nemesis healed every fault of the lock service ({}) at index {}",
-                    e.f, e.index
-                ),
-                index: e.index,
-                time: e.time,
-                holder: None,
-                start: None,
-                tried_early: false,
-                ends_with: None,
-            });
-            o.start = Some(e.time);
-            o.tried_early = tried;
+            if healed && l.obligation.is_none() {
+                l.obligation = Some(Obligation {
+                    reason: format!(
+                        "the nemesis healed every fault of the lock service ({}) at index {}",
+                        e.f, e.index
+                    ),
+                    index: e.index,
+                    time: e.time,
+                    holder: None,
+                    start: None,
+                    tried_early: false,
+                    ends_with: None,
+                });
+            }
+            if let Some(o) = &mut l.obligation {
+                o.start = Some(e.time);
+                o.tried_early = tried;
+            }
         }
         self.recompute_deadline();
     }

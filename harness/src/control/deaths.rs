@@ -59,13 +59,15 @@ impl Drop for Watch {
 }
 
 /// Watches the containers in `nodes` (container name -> the nemesis's name) of run `run_id`
-/// until the returned guard is dropped (before teardown, whose removals are not deaths).
+/// until the returned guard is dropped (before teardown, whose removals are not deaths). When
+/// the engine's event stream breaks, `on_blind` hears why: deaths after that go unseen.
 pub fn watch(
     docker: Docker,
     run_id: &str,
     nodes: BTreeMap<String, String>,
     planned: PlannedDeaths,
     on_death: impl Fn(NodeDeath) + Send + 'static,
+    on_blind: impl FnOnce(String) + Send + 'static,
 ) -> Watch {
     let filters = HashMap::from([
         ("type".to_string(), vec!["container".to_string()]),
@@ -81,7 +83,12 @@ pub fn watch(
     };
     Watch(tokio::spawn(async move {
         let mut events = docker.events(Some(options));
-        while let Some(Ok(event)) = events.next().await {
+        loop {
+            let event = match events.next().await {
+                Some(Ok(event)) => event,
+                Some(Err(e)) => return on_blind(e.to_string()),
+                None => return on_blind("the engine closed its event stream".into()),
+            };
             let attributes = event.actor.and_then(|a| a.attributes).unwrap_or_default();
             let Some(container) = attributes.get("name") else {
                 continue;

@@ -280,6 +280,7 @@ impl Site for ContainerSite {
             .map(|(target, container)| (container.clone(), target.clone()))
             .collect();
         let (history, log, clock) = (history.clone(), self.log.clone(), self.clock);
+        let blind_log = self.log.clone();
         Box::new(deaths::watch(
             self.env.docker().clone(),
             self.env.run_id(),
@@ -306,6 +307,14 @@ impl Site for ContainerSite {
                 if let Err(err) = history.record(e) {
                     log.line(&format!("recording the death of {}: {err}", death.target));
                 }
+            },
+            move |why| {
+                let line = format!(
+                    "the watch for nodes dying outside the plan stopped ({why}): later deaths are \
+                     not recorded"
+                );
+                eprintln!("fencecheck: warning: {line}");
+                blind_log.line(&line);
             },
         ))
     }

@@ -7,14 +7,15 @@
 use checkers::fold::HoldFold;
 use checkers::holds::Acquisition;
 use results::{Event, Process, F};
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Default)]
 struct Tracked {
     holds: HoldFold<Arc<Acquisition>>,
-    faults: BTreeSet<String>,
+    /// Active faults by name, counted (two of one name may overlap).
+    faults: BTreeMap<String, u32>,
 }
 
 /// Shared live state; cheap to clone.
@@ -40,10 +41,15 @@ impl LiveView {
         let mut t = self.tracked.lock().unwrap_or_else(|p| p.into_inner());
         match (&e.process, &e.f) {
             (Process::Nemesis, F::Start(fault)) if e.error.is_none() => {
-                t.faults.insert(fault.clone());
+                *t.faults.entry(fault.clone()).or_default() += 1;
             }
             (Process::Nemesis, F::Stop(fault)) => {
-                t.faults.remove(fault);
+                if let Some(n) = t.faults.get_mut(fault) {
+                    *n -= 1;
+                    if *n == 0 {
+                        t.faults.remove(fault);
+                    }
+                }
             }
             _ => drop(t.holds.event(&e.as_ref(), |_| {})),
         }
@@ -64,7 +70,7 @@ impl LiveView {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .faults
-            .iter()
+            .keys()
             .cloned()
             .collect()
     }

@@ -22,7 +22,9 @@ pub fn create_run_dir(root: &Path, plan: &TestPlan) -> anyhow::Result<RunDir> {
 
 /// Records how the run ended in `state.json`: completed when recording ended as planned,
 /// interrupted (with the reason) when it stopped early. Once SIGINT / SIGTERM arrived the run
-/// is interrupted, whatever the main path saw.
+/// is interrupted, whatever the main path saw. (The signal thread marks it interrupted too,
+/// and may do so after this wrote `completed`: a Ctrl-C right at the end leaves the run
+/// marked interrupted, which only ever claims less.)
 pub fn finish(dir: &Path, recorded: &anyhow::Result<()>) -> anyhow::Result<()> {
     if crate::docker::interrupted() {
         return mark(dir, Stage::Interrupted, Some(INTERRUPTED.into()));

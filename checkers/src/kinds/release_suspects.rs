@@ -1,0 +1,193 @@
+//! The releases double-release must wait on: a release acknowledged for an acquisition that
+//! had lost its lock, while other acquisitions (the possible victims) held it. The history
+//! decides each one later:
+//!
+//! - **harm shown** (`double-release`): another acquisition completes while a victim's hold is
+//!   still open, or the victim's own release of that lock is rejected as not-owner — and
+//!   nothing else could have ended the victim's lease: no fault hit the victim's worker or the
+//!   lock service since the victim's grant (a pause, a partition, a failover would explain it);
+//! - **no harm shown** (`release-of-lost-lock`): every victim's process ended its part otherwise
+//!   (its release succeeded, it exited or was retired), or the history ended.
+//!
+//! Faults are tracked by scope: a fault of the lock service disturbs every victim, a fault on
+//! workers only the victims whose worker (owner) it targets.
+
+use crate::checker::Context;
+use crate::hashing::FastMap;
+use crate::holds::Hold;
+use crate::locks::LockId;
+use results::fault::{scope_of, Scope};
+use results::{EventRef, OpResult, OpType, F};
+use std::rc::Rc;
+
+/// One possible victim of a stale release.
+#[derive(Debug, Clone)]
+pub(crate) struct Victim {
+    pub hold: Hold,
+    /// A fault could have ended its lease since its grant: harm to it cannot be shown.
+    pub disturbed: bool,
+}
+
+/// A release acknowledged for a lost lock, awaiting the history's word.
+#[derive(Debug, Clone)]
+pub(crate) struct Suspect {
+    pub lock: LockId,
+    /// The lock's name (a suspect may be judged at the end, without a context).
+    pub lock_name: String,
+    pub releaser: Hold,
+    pub process: u32,
+    /// History index and time of the release invoke and of its `ok`.
+    pub invoked: (u64, u64),
+    pub acknowledged: (u64, u64),
+    /// The newest holder when the release was acknowledged (named in the evidence).
+    pub holder: Hold,
+    /// The holders the history has not yet settled.
+    pub victims: Vec<Victim>,
+}
+
+/// How an event settles a suspect.
+pub(crate) enum Settled {
+    /// The lock was freed under this victim (what the history shows).
+    Harm { victim: Hold, shown: String },
+    /// Nothing shows harm: why.
+    NoHarm(&'static str),
+}
+
+/// Which faults are active, and when the last one ended: per scope, and per worker for faults
+/// on workers.
+#[derive(Debug, Default)]
+pub(crate) struct Disturbances {
+    service_active: u32,
+    service_last_end: u64,
+    /// owner (worker name) -> (active faults targeting it, when the last one ended).
+    workers: FastMap<String, (u32, u64)>,
+}
+
+impl Disturbances {
+    /// Takes a nemesis event in; marks the victims it disturbs.
+    pub fn nemesis(&mut self, e: &EventRef<'_>, suspects: &mut [Suspect]) {
+        let (fault, start) = match &e.f {
+            // A start that carries an error was skipped: nothing was applied.
+            F::Start(_) if e.error.is_some() => return,
+            F::Start(f) => (f.as_str(), true),
+            F::Stop(f) => (f.as_str(), false),
+            _ => return,
+        };
+        match scope_of(fault) {
+            Scope::Resource => {}
+            Scope::LockService => {
+                if start {
+                    self.service_active += 1;
+                    for v in suspects.iter_mut().flat_map(|s| &mut s.victims) {
+                        v.disturbed = true;
+                    }
+                } else {
+                    self.service_active = self.service_active.saturating_sub(1);
+                    self.service_last_end = e.time;
+                }
+            }
+            Scope::Workers => {
+                for target in &e.targets {
+                    let w = self.workers.entry(target.to_string()).or_default();
+                    if start {
+                        w.0 += 1;
+                        for v in suspects.iter_mut().flat_map(|s| &mut s.victims) {
+                            v.disturbed |= v.hold.owner() == Some(target.as_ref());
+                        }
+                    } else {
+                        w.0 = w.0.saturating_sub(1);
+                        w.1 = e.time;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether a fault could have ended `hold`'s lease since it was granted.
+    pub fn disturbed_since_grant(&self, hold: &Hold) -> bool {
+        let worker = hold.owner().and_then(|o| self.workers.get(o));
+        self.service_active > 0
+            || self.service_last_end >= hold.time
+            || worker.is_some_and(|&(active, last_end)| active > 0 || last_end >= hold.time)
+    }
+}
+
+impl Suspect {
+    /// What this event says about the suspect, if anything; settled victims leave the list.
+    pub fn settle(&mut self, p: u32, e: &EventRef<'_>, cx: &Context<'_>) -> Option<Settled> {
+        let open = |v: &Victim| {
+            cx.holds
+                .open(self.lock)
+                .iter()
+                .any(|h| Rc::ptr_eq(h, &v.hold))
+        };
+        if let (F::Acquire, OpType::Ok, Some(c)) = (&e.f, e.kind, cx.acquired) {
+            if c.lock != self.lock {
+                return None;
+            }
+            // Another acquisition got the lock while an undisturbed victim still held it.
+            let harmed = self
+                .victims
+                .iter()
+                .find(|v| !v.disturbed && v.hold.process != c.process && open(v))?;
+            return Some(Settled::Harm {
+                victim: harmed.hold.clone(),
+                shown: format!(
+                    "process {} acquired it at index {} while process {} still held it",
+                    c.process, c.index, harmed.hold.process
+                ),
+            });
+        }
+        let at = self.victims.iter().position(|v| v.hold.process == p)?;
+        let this_lock = cx.lock == Some(self.lock);
+        let victim = &self.victims[at];
+        let ended = match (&e.f, e.kind) {
+            (F::Release, OpType::Fail)
+                if this_lock && e.result == Some(OpResult::ReleaseRejectedNotOwner) =>
+            {
+                if !victim.disturbed {
+                    return Some(Settled::Harm {
+                        victim: victim.hold.clone(),
+                        shown: format!(
+                            "process {p}'s own release at index {} was rejected as not-owner: its \
+                             lock was gone",
+                            e.index
+                        ),
+                    });
+                }
+                true
+            }
+            (F::Release, OpType::Ok | OpType::Info) => this_lock,
+            // A lease-lost is an `info` but retires nobody: the process may still release.
+            (F::LeaseLost, _) => false,
+            (F::Exit, _) | (_, OpType::Info) => true,
+            _ => false,
+        };
+        if ended {
+            self.victims.swap_remove(at);
+        }
+        self.victims.is_empty().then_some(Settled::NoHarm(
+            "every holder's process ended its part without showing harm",
+        ))
+    }
+}
+
+/// The victims of a release of `lock` by process `p` acknowledged now: every other process's
+/// hold of it granted after the releaser's.
+pub(crate) fn victims(
+    cx: &Context<'_>,
+    lock: LockId,
+    p: u32,
+    releaser: &Hold,
+    disturbances: &Disturbances,
+) -> Vec<Victim> {
+    cx.holds
+        .open(lock)
+        .iter()
+        .filter(|h| h.process != p && h.index > releaser.index)
+        .map(|h| Victim {
+            hold: h.clone(),
+            disturbed: disturbances.disturbed_since_grant(h),
+        })
+        .collect()
+}
