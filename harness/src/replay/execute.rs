@@ -15,7 +15,7 @@ use super::scenario::{Expect, Scenario};
 use super::stage;
 use super::steps::{self, Row, Stage, W};
 use crate::config::{validate, Provider, RawTest, TestPlan};
-use crate::run::containers::ContainerSite;
+use crate::run::container_site::ContainerSite;
 use crate::run::progress::Progress;
 use crate::run::site::Site;
 use crate::run::{self, prepare};

@@ -7,7 +7,7 @@ use super::probe;
 use super::rows::Row;
 use super::scenario::Control;
 use super::steps::Stage;
-use crate::docker::Role;
+use containers::docker::Role;
 use nemesis::{Grudge, NodeControl, Signal};
 use std::time::{Duration, Instant};
 
@@ -48,7 +48,7 @@ impl Stage<'_> {
                 let node = self.resolve_node(n).await?;
                 self.signal(&node, Signal::Stop).await?;
                 self.paused_nodes.push(node.clone());
-                self.nemesis(true, &format!("pause-{node}"), &node);
+                self.nemesis(true, "pause-node", &node);
                 rows[i].result = format!("{node} paused (SIGSTOP)");
             }
             Control::ResumeNode(n) => {
@@ -62,7 +62,7 @@ impl Stage<'_> {
                 };
                 self.signal(&node, Signal::Cont).await?;
                 self.paused_nodes.retain(|p| *p != node);
-                self.nemesis(false, &format!("pause-{node}"), &node);
+                self.nemesis(false, "pause-node", &node);
                 rows[i].result = format!("{node} resumed (SIGCONT)");
             }
             Control::CutReplication => {
@@ -77,7 +77,7 @@ impl Stage<'_> {
                     c.nodes
                         .iter()
                         .filter(|n| matches!(n.role, Role::Master | Role::Replica))
-                        .map(|n| crate::control::topology::short_name(&self.site.env, &n.name))
+                        .map(|n| containers::control::topology::short_name(&self.site.env, &n.name))
                         .filter(|n| *n != master)
                         .collect()
                 };
@@ -109,7 +109,8 @@ impl Stage<'_> {
                         .unwrap_or_else(|p| p.into_inner())
                         .clone();
                     if let Ok(Some(n)) = cluster.leader().await {
-                        let now = crate::control::topology::short_name(&self.site.env, &n.name);
+                        let now =
+                            containers::control::topology::short_name(&self.site.env, &n.name);
                         if now != before {
                             rows[i].result = format!(
                                 "{now} promoted after {:.1}s",
@@ -149,7 +150,7 @@ impl Stage<'_> {
             .leader()
             .await?
             .ok_or_else(|| format!("{} names no {n} right now", cluster.system))?;
-        Ok(crate::control::topology::short_name(
+        Ok(containers::control::topology::short_name(
             &self.site.env,
             &node.name,
         ))
@@ -174,7 +175,7 @@ impl Stage<'_> {
                 .unwrap_or_else(|p| p.into_inner());
             c.nodes
                 .iter()
-                .map(|n| crate::control::topology::short_name(&self.site.env, &n.name))
+                .map(|n| containers::control::topology::short_name(&self.site.env, &n.name))
                 .collect()
         };
         let mut grudge = Grudge::none();
@@ -201,19 +202,19 @@ impl Stage<'_> {
     pub async fn heal_all(&mut self) {
         for w in 0..self.workers.len() {
             if self.workers[w].paused {
-                let t = self.workers[w].target.clone();
+                let (t, owner) = (self.workers[w].target.clone(), self.workers[w].name.clone());
                 if let Err(e) = self.signal(&t, Signal::Cont).await {
                     self.log.line(&format!("heal: {e}"));
                 }
                 self.workers[w].paused = false;
-                self.nemesis(false, &format!("pause-{t}"), &t);
+                self.nemesis(false, "pause-worker", &owner);
             }
         }
         for node in std::mem::take(&mut self.paused_nodes) {
             if let Err(e) = self.signal(&node, Signal::Cont).await {
                 self.log.line(&format!("heal: {e}"));
             }
-            self.nemesis(false, &format!("pause-{node}"), &node);
+            self.nemesis(false, "pause-node", &node);
         }
         let isolated = std::mem::take(&mut self.isolated);
         let cut = self.cut_replication.take();
@@ -222,8 +223,8 @@ impl Stage<'_> {
                 self.log.line(&format!("heal: {e}"));
             }
             for w in isolated {
-                let t = self.workers[w].target.clone();
-                self.nemesis(false, &format!("isolate-{t}"), &t);
+                let owner = self.workers[w].name.clone();
+                self.nemesis(false, "isolate-worker", &owner);
             }
             if let Some((m, _)) = cut {
                 self.nemesis(false, "cut-replication", &m);

@@ -9,9 +9,9 @@
 //! - Redis (single, Sentinel master, Redlock masters): the lock key `fencecheck:lock:<lock>`
 //!   no longer holds A's owner value (on every master, for Redlock).
 
-use crate::cluster::probe::{redis_connection, within};
-use crate::cluster::{ClusterHandle, System};
-use crate::docker::Node;
+use containers::cluster::probe::{redis_connection, within};
+use containers::cluster::{ClusterHandle, System};
+use containers::docker::Node;
 use std::time::{Duration, Instant};
 
 /// Whether one acquisition (`lease`, of `lock`) is over as the provider sees it now.

@@ -5,7 +5,7 @@
 
 /// The container short name of scenario worker `name` (`A` -> `worker-a`).
 pub fn container_of(name: &str) -> String {
-    format!("worker-{}", crate::docker::docker_safe(name))
+    format!("worker-{}", containers::docker::docker_safe(name))
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use super::actor::{nemesis_event, Actor, Cmd, Done};
 pub use super::rows::{expect_text, Row};
 use super::scenario::{Action, Expect, Step};
 use crate::config::TestPlan;
-use crate::run::containers::ContainerSite;
+use crate::run::container_site::ContainerSite;
 use crate::run::prepare::HarnessLog;
 use nemesis::Signal;
 use results::OpType;
@@ -146,38 +146,41 @@ impl Stage<'_> {
                     self.complete(i, w, &cmd, done, rows);
                     return Ok(());
                 }
+                // Worker faults are recorded as the run's nemesis records them: the standard
+                // fault name, the worker (its owner name) as the target.
+                let owner = self.workers[w].name.clone();
                 match action {
                     Action::Pause => {
                         self.signal(&target, Signal::Stop).await?;
                         self.workers[w].paused = true;
-                        self.nemesis(true, &format!("pause-{target}"), &target);
+                        self.nemesis(true, "pause-worker", &owner);
                         rows[i].result = "paused (SIGSTOP)".into();
                     }
                     Action::Resume => {
                         self.signal(&target, Signal::Cont).await?;
                         self.workers[w].paused = false;
-                        self.nemesis(false, &format!("pause-{target}"), &target);
+                        self.nemesis(false, "pause-worker", &owner);
                         rows[i].result = "resumed (SIGCONT)".into();
                         self.finish_pending(w, rows, self.op_wait).await;
                     }
                     Action::Kill => {
-                        self.nemesis(true, &format!("kill-{target}"), &target);
+                        self.nemesis(true, "kill-worker", &owner);
                         self.signal(&target, Signal::Kill).await?;
                         self.workers[w].paused = false;
-                        self.nemesis(false, &format!("kill-{target}"), &target);
+                        self.nemesis(false, "kill-worker", &owner);
                         rows[i].result = "killed (SIGKILL)".into();
                         self.finish_pending(w, rows, Duration::from_secs(10)).await;
                     }
                     Action::Isolate => {
                         self.isolated.insert(w);
                         self.repartition().await?;
-                        self.nemesis(true, &format!("isolate-{target}"), &target);
+                        self.nemesis(true, "isolate-worker", &owner);
                         rows[i].result = "cut from the lock service".into();
                     }
                     Action::Heal => {
                         self.isolated.remove(&w);
                         self.repartition().await?;
-                        self.nemesis(false, &format!("isolate-{target}"), &target);
+                        self.nemesis(false, "isolate-worker", &owner);
                         rows[i].result = "reconnected".into();
                     }
                     _ => {}

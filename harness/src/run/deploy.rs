@@ -2,10 +2,10 @@
 //! needs), the resource server, and one container per worker — each the harness's own binary,
 //! each on the run's network with its port published on 127.0.0.1.
 
-use crate::cluster::{ClusterHandle, System};
 use crate::config::{CounterStore, Provider, ResourceKind, TestPlan, Workload};
-use crate::docker::{ContainerSpec, Node, Readiness, Role, RunEnv};
 use anyhow::Context;
+use containers::cluster::{ClusterHandle, System};
+use containers::docker::{ContainerSpec, Node, Readiness, Role, RunEnv};
 use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -44,7 +44,7 @@ pub fn system_of(provider: Provider) -> Option<System> {
 /// A test name made safe as a Docker run id (the stale sweep at start uses it: re-running a test
 /// removes what an earlier, killed run of the same test left).
 pub fn run_id(plan: &TestPlan) -> String {
-    let mut id = crate::docker::docker_safe(&plan.name);
+    let mut id = containers::docker::docker_safe(&plan.name);
     id.truncate(40);
     id.trim_matches('-').to_string()
 }

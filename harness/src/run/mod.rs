@@ -2,7 +2,7 @@
 //!
 //! 1. **prepare** ([`prepare`]): the run directory, the resolved `test.yaml` (seed, image and the
 //!    fault plan drawn from the seed), `state.json` (running), `harness.log`;
-//! 2. **deploy** (phases 2–5, [`site`]): where the run lives — in containers ([`containers`]:
+//! 2. **deploy** (phases 2–5, [`site`]): where the run lives — in containers ([`container_site`]:
 //!    the node image, the run's network, the lock service and the stores a resource needs, the
 //!    fenced resource, one container per worker, each checked ready with a real client) or in
 //!    this process ([`in_process`], the memory provider);
@@ -20,7 +20,7 @@
 //! partial history into `results.json` ([`check_interrupted`]) before the process exits 130.
 
 pub mod check;
-pub mod containers;
+pub mod container_site;
 pub mod deploy;
 pub mod in_process;
 pub mod live;
@@ -55,7 +55,7 @@ pub fn execute(plan: TestPlan, options: &Options) -> anyhow::Result<u8> {
     // 1. prepare
     let dir = prepare::create_run_dir(&options.runs, &plan)?;
     let log = HarnessLog::create(&dir)?;
-    crate::docker::on_interrupt(check_interrupted);
+    containers::docker::on_interrupt(check_interrupted);
     eprintln!(
         "fencecheck: {} (seed {}) → {}",
         plan.name,
@@ -119,7 +119,7 @@ async fn record(
         Box::new(in_process::InProcessSite::deploy(plan, dir, log, progress)?)
     } else {
         let holder = live.holder.clone();
-        Box::new(containers::ContainerSite::deploy(plan, dir, log, progress, holder).await?)
+        Box::new(container_site::ContainerSite::deploy(plan, dir, log, progress, holder).await?)
     };
     let recorded = workload::record(&*site, plan, dir, log, progress, &live).await;
     progress.phase("teardown");

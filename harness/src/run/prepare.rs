@@ -26,7 +26,7 @@ pub fn create_run_dir(root: &Path, plan: &TestPlan) -> anyhow::Result<RunDir> {
 /// and may do so after this wrote `completed`: a Ctrl-C right at the end leaves the run
 /// marked interrupted, which only ever claims less.)
 pub fn finish(dir: &Path, recorded: &anyhow::Result<()>) -> anyhow::Result<()> {
-    if crate::docker::interrupted() {
+    if containers::docker::interrupted() {
         return mark(dir, Stage::Interrupted, Some(INTERRUPTED.into()));
     }
     match recorded {

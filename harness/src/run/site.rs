@@ -1,5 +1,5 @@
 //! The one seam where runs differ: where the lock service, the workers and the resource live.
-//! [`super::containers::ContainerSite`] starts them in Docker; [`super::in_process::InProcessSite`]
+//! [`super::container_site::ContainerSite`] starts them in Docker; [`super::in_process::InProcessSite`]
 //! runs the memory provider's service, workers and register inside this process. Everything
 //! else of a run (the workload loops, the fault plan's timing, heal, recovery, check, report) is
 //! the same code for both, so a plain `cargo test` of the in-process site covers the pipeline

@@ -72,7 +72,7 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         fail_on: names.fail_on,
         recovery_slack: timing.recovery_slack,
         recovery: timing.recovery,
-        image: raw.image.unwrap_or_else(crate::image::node_image_tag),
+        image: raw.image.unwrap_or_else(containers::image::node_image_tag),
         memory_bugs: names.memory_bugs,
     })
 }

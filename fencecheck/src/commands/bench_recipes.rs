@@ -1,0 +1,220 @@
+//! `fencecheck bench recipes`: acquire → release cycle latency (p50 / p99, hdrhistogram) and
+//! cycles per second for each recipe, first with 1 worker, then with 5 contending for one lock.
+//! Workers are real `fencecheck worker` containers on the run's network driven over their
+//! published ports, as in a run, so the figures include the control protocol's hop (~0.1 ms).
+//! The machine is shared: compare figures, do not assert on them.
+
+use anyhow::Context;
+use containers::cluster::System;
+use containers::docker::{ContainerSpec, Readiness, Role, RunEnv};
+use hdrhistogram::Histogram;
+use results::jsonl::HistoryWriter;
+use results::{OpType, RunClock};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use workloads::config::RecipeKind;
+use workloads::driver::{ProcessIds, Recorder, Session, WorkerConn};
+
+/// Arguments of `fencecheck bench recipes`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Recipes to measure, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "etcd-lease,etcd-lock,zk-lock,redis-lock,redis-lock-del,redlock,redis-sentinel",
+        value_parser = |s: &str| s.parse::<RecipeKind>()
+    )]
+    pub recipes: Vec<RecipeKind>,
+    /// Seconds of cycling per recipe and worker count.
+    #[arg(long, default_value_t = 10)]
+    pub seconds: u64,
+    /// Contending workers in the second phase.
+    #[arg(long, default_value_t = 5)]
+    pub workers: usize,
+    /// Lock ttl given to the workers.
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    pub ttl: Duration,
+}
+
+/// The cluster a recipe runs against.
+fn system_of(recipe: RecipeKind) -> Option<System> {
+    Some(match recipe {
+        RecipeKind::EtcdLease | RecipeKind::EtcdLock => System::Etcd,
+        RecipeKind::ZkLock => System::Zookeeper,
+        RecipeKind::RedisLock | RecipeKind::RedisLockDel => System::Redis,
+        RecipeKind::Redlock => System::Redlock,
+        RecipeKind::RedisSentinel => System::RedisSentinel,
+        RecipeKind::Memory => return None,
+    })
+}
+
+/// One row of the table.
+struct Row {
+    recipe: RecipeKind,
+    workers: usize,
+    cycles: u64,
+    failed: u64,
+    per_sec: f64,
+    p50: Duration,
+    p99: Duration,
+}
+
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    anyhow::ensure!(args.seconds > 0, "--seconds must be at least 1");
+    anyhow::ensure!(args.workers > 0, "--workers must be at least 1");
+    for r in &args.recipes {
+        anyhow::ensure!(
+            system_of(*r).is_some(),
+            "--recipes: {r} runs in-process only; nothing to measure"
+        );
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(bench(args))
+}
+
+async fn bench(args: Args) -> anyhow::Result<u8> {
+    let bin = std::env::current_exe().context("locating the fencecheck binary")?;
+    // The sessions record a history like any run; the bench only needs it to exist.
+    let history = std::env::temp_dir().join(format!(
+        "fencecheck-bench-recipes-{}.jsonl",
+        std::process::id()
+    ));
+    let rec = Recorder::new(
+        Arc::new(HistoryWriter::create(&history)?),
+        RunClock::start(),
+    );
+    let result = table(&args, &bin, &rec).await;
+    let _ = std::fs::remove_file(&history);
+    result
+}
+
+async fn table(args: &Args, bin: &std::path::Path, rec: &Recorder) -> anyhow::Result<u8> {
+    println!(
+        "{:<16} {:>7} {:>7} {:>6} {:>9} {:>9} {:>9}",
+        "recipe", "workers", "cycles", "failed", "cycles/s", "p50 ms", "p99 ms"
+    );
+    for recipe in &args.recipes {
+        let Some(system) = system_of(*recipe) else {
+            continue;
+        };
+        let id = format!(
+            "bench-recipes-{}-{:04x}",
+            recipe.as_str(),
+            rand::random::<u16>()
+        );
+        let env = RunEnv::create(&id, None).await?;
+        let rows = measure(&env, system, *recipe, args, bin, rec).await;
+        env.teardown().await?;
+        for row in rows.with_context(|| format!("recipe {recipe}"))? {
+            println!(
+                "{:<16} {:>7} {:>7} {:>6} {:>9.1} {:>9.2} {:>9.2}",
+                row.recipe.as_str(),
+                row.workers,
+                row.cycles,
+                row.failed,
+                row.per_sec,
+                row.p50.as_secs_f64() * 1e3,
+                row.p99.as_secs_f64() * 1e3
+            );
+        }
+    }
+    Ok(0)
+}
+
+async fn measure(
+    env: &RunEnv,
+    system: System,
+    recipe: RecipeKind,
+    args: &Args,
+    bin: &std::path::Path,
+    rec: &Recorder,
+) -> anyhow::Result<Vec<Row>> {
+    let cluster = env.start_cluster(system).await?;
+    let mut sessions = vec![];
+    for i in 0..args.workers {
+        let name = format!("bench-{i}");
+        let worker_args = vec![
+            "worker".to_string(),
+            format!("--name={name}"),
+            format!("--recipe={recipe}"),
+            format!("--endpoints={}", cluster.network_endpoints().join(",")),
+            format!("--ttl={}", humantime::format_duration(args.ttl)),
+            "--listen=0.0.0.0:7100".into(),
+        ];
+        let node = env
+            .start_container(
+                ContainerSpec::fencecheck(&name, bin, worker_args)
+                    .port(7100)
+                    .role(Role::Worker)
+                    .ready(Readiness::Listening(7100)),
+            )
+            .await?;
+        let addr = node.host_endpoint().context("worker port")?.parse()?;
+        let conn = WorkerConn::connect(addr, Duration::from_secs(20), rec.clone()).await?;
+        let ids = ProcessIds::of_worker(i as u32, args.workers as u32);
+        sessions.push(Session::new(conn, ids, rec.clone()));
+    }
+    let lock = format!("bench-{recipe}");
+    let single = cycle(&mut sessions[..1], &lock, args.seconds).await?;
+    let contended = cycle(&mut sessions, &lock, args.seconds).await?;
+    Ok(vec![
+        single.row(recipe, 1, args.seconds),
+        contended.row(recipe, args.workers, args.seconds),
+    ])
+}
+
+struct Tally {
+    hist: Histogram<u64>,
+    failed: u64,
+}
+
+impl Tally {
+    fn row(&self, recipe: RecipeKind, workers: usize, seconds: u64) -> Row {
+        let us = |q: f64| Duration::from_micros(self.hist.value_at_quantile(q));
+        Row {
+            recipe,
+            workers,
+            cycles: self.hist.len(),
+            failed: self.failed,
+            per_sec: self.hist.len() as f64 / seconds as f64,
+            p50: us(0.5),
+            p99: us(0.99),
+        }
+    }
+}
+
+/// Every session cycles acquire → release on `lock` for `seconds`; a cycle's latency runs from
+/// the acquire invoke to the release completion (waiting for the lock included).
+async fn cycle(sessions: &mut [Session], lock: &str, seconds: u64) -> anyhow::Result<Tally> {
+    let until = Instant::now() + Duration::from_secs(seconds);
+    let loops = sessions.iter_mut().map(|s| async move {
+        let mut hist = Histogram::<u64>::new_with_bounds(1, 120_000_000, 3)?;
+        let mut failed = 0u64;
+        while Instant::now() < until && !s.is_dead() {
+            let start = Instant::now();
+            if s.acquire(lock).await?.kind() != Some(OpType::Ok) {
+                failed += 1;
+                continue;
+            }
+            if s.release().await?.kind() != Some(OpType::Ok) {
+                failed += 1;
+                continue;
+            }
+            hist.record(start.elapsed().as_micros().max(1) as u64)?;
+        }
+        anyhow::Ok((hist, failed))
+    });
+    let mut total = Tally {
+        hist: Histogram::new_with_bounds(1, 120_000_000, 3)?,
+        failed: 0,
+    };
+    for r in futures::future::join_all(loops).await {
+        let (h, f) = r?;
+        total.hist.add(&h)?;
+        total.failed += f;
+    }
+    Ok(total)
+}

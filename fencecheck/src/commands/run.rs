@@ -1,0 +1,132 @@
+//! `fencecheck run`: one test. Flags overlay `--config test.yaml`; the result is validated into a
+//! `TestPlan` before anything starts, then handed to the run pipeline ([`harness::run`]).
+
+use clap::builder::{PossibleValue, PossibleValuesParser};
+use harness::config::{
+    self, CounterStore, Dur, MemoryBug, Provider, RawTest, RecipeKind, ResourceKind,
+};
+use nemesis::ALL_FAULTS;
+use results::AnomalyKind;
+use std::path::PathBuf;
+
+/// `--help` lists each closed set from its one list of names (and clap refuses a name that is
+/// not in it, naming the flag).
+fn one_of(names: impl IntoIterator<Item = &'static str>) -> PossibleValuesParser {
+    PossibleValuesParser::new(names)
+}
+
+fn providers() -> PossibleValuesParser {
+    PossibleValuesParser::new(Provider::ALL.map(|p| {
+        let value = PossibleValue::new(p.as_str());
+        match p {
+            Provider::Zookeeper => value.alias("zk"),
+            Provider::RedisSentinel => value.alias("sentinel"),
+            _ => value,
+        }
+    }))
+}
+
+/// Arguments of `fencecheck run`. With none, the default test: etcd-lease, strict resource,
+/// holder pauses longer than the ttl, 5 workers, ttl 2s, 60 s.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Test file (YAML); flags given on the command line override its keys.
+    #[arg(long, short = 'c')]
+    pub config: Option<PathBuf>,
+    /// The test's name (its run directory and Docker run id; default: recipe-resource-faults).
+    /// A run first removes what an earlier, killed run of the same name left behind, so give
+    /// concurrent runs of one test different names.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Lock provider (default etcd; a recipe names its own).
+    #[arg(long, value_parser = providers())]
+    pub provider: Option<String>,
+    /// Lock recipe (default: the provider's; etcd-lease for etcd).
+    #[arg(long, value_parser = one_of(RecipeKind::ALL.map(RecipeKind::as_str)))]
+    pub recipe: Option<String>,
+    /// Protected resource (default strict; `none` is the unfenced contrast).
+    #[arg(long, value_parser = one_of(ResourceKind::ALL.map(ResourceKind::as_str)))]
+    pub resource: Option<String>,
+    /// Workload: fenced writes (default) or a counter (read, increment, write back).
+    #[arg(long, value_parser = one_of(["fenced-write", "counter"]))]
+    pub workload: Option<String>,
+    /// Store of the counter workload (default redis; etcd-guard needs provider etcd: each
+    /// increment's write is guarded by the lock key's revision).
+    #[arg(long, value_parser = one_of(CounterStore::ALL.map(CounterStore::as_str)))]
+    pub counter_store: Option<String>,
+    /// Number of worker processes.
+    #[arg(long)]
+    pub workers: Option<u32>,
+    /// Lease / session ttl, e.g. 2s.
+    #[arg(long)]
+    pub ttl: Option<Dur>,
+    /// How long the workload runs before the final heal, e.g. 60s.
+    #[arg(long)]
+    pub time_limit: Option<Dur>,
+    /// Faults drawn from the seed, comma-separated (e.g. pause-holder,kill-worker), or `none`.
+    #[arg(long, value_delimiter = ',',
+          value_parser = one_of(ALL_FAULTS.map(|f| f.name()).into_iter().chain(["none"])))]
+    pub nemesis: Option<Vec<String>>,
+    /// Seed of every random choice (printed; re-use it to repeat a run).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Anomaly kinds that fail the run, comma-separated (default: all but the observed
+    /// concurrent-holders and release-of-lost-lock).
+    #[arg(long, value_delimiter = ',',
+          value_parser = one_of(AnomalyKind::ALL.map(|k| k.as_str())))]
+    pub fail_on: Option<Vec<String>>,
+    /// What a worker does when it cannot confirm its lease (default continue: the naive client).
+    #[arg(long, value_parser = one_of(["stop", "continue"]))]
+    pub discipline: Option<String>,
+    /// Bugs to plant in the in-memory provider: for exercising the pipeline, not for judging a
+    /// real lock.
+    #[arg(long, value_delimiter = ',', value_parser = one_of(MemoryBug::ALL.map(MemoryBug::as_str)))]
+    pub memory_bugs: Option<Vec<String>>,
+    /// Where runs are stored.
+    #[arg(long, default_value = "results/runs")]
+    pub runs: PathBuf,
+    /// No progress bar (for CI logs).
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl Args {
+    fn flags(&self) -> RawTest {
+        RawTest {
+            name: self.name.clone(),
+            provider: self.provider.clone(),
+            recipe: self.recipe.clone(),
+            resource: self.resource.clone(),
+            workload: self.workload.clone(),
+            counter_store: self.counter_store.clone(),
+            workers: self.workers,
+            ttl: self.ttl,
+            time_limit: self.time_limit,
+            nemesis: self.nemesis.clone(),
+            seed: self.seed,
+            fail_on: self.fail_on.clone(),
+            discipline: self.discipline.clone(),
+            memory_bugs: self.memory_bugs.clone(),
+            ..RawTest::default()
+        }
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    let file = match &args.config {
+        Some(path) => config::load_file(path)?,
+        None => RawTest::default(),
+    };
+    let raw = file.overlay(args.flags());
+    let plan = config::validate(raw, rand::random()).map_err(|e| match &args.config {
+        Some(path) => anyhow::anyhow!("{}: {e}", path.display()),
+        None => anyhow::anyhow!("--{}", e.to_string().replacen('_', "-", 1)),
+    })?;
+    harness::run::execute(
+        plan,
+        &harness::run::Options {
+            runs: args.runs,
+            quiet: args.quiet,
+        },
+    )
+}

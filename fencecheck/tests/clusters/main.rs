@@ -1,0 +1,7 @@
+//! Real clusters in containers: start-up, readiness, lifecycle and leftovers. One test binary per area (issue 17): they link once.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod lifecycle;
+mod systems;

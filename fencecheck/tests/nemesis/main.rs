@@ -1,0 +1,10 @@
+//! The nemesis against real clusters: pauses, partitions, kills, failover, and the heal after each. One test binary per area (issue 17): they link once.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod etcd;
+mod heal;
+mod partitions;
+mod sentinel;
+mod zookeeper;

@@ -1,0 +1,10 @@
+//! fencecheck's own lock recipes against real providers: exclusion, tokens, pauses past the ttl. One test binary per area (issue 17): they link once.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod etcd;
+mod redis;
+mod redlock;
+mod sentinel;
+mod zk;

@@ -1,0 +1,20 @@
+//! Issue 4's must-show list for zk-lock, against the real cluster in containers:
+//! contending workers never overlap and (with tokens) strictly increase; a worker SIGSTOPped
+//! past the ttl loses the lock to another, and on SIGCONT `stop` records lease-lost before any
+//! further write while `continue` sends it; its stale release is rejected (accepted only by
+//! `redis-lock-del`). Contention runs `FENCECHECK_CONTENTION_SECS` seconds (default 10).
+
+use crate::support::recipes::must_show;
+use containers::cluster::System;
+use std::time::Duration;
+use workloads::config::RecipeKind;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zk_lock_excludes_fences_and_survives_a_pause_past_the_ttl() {
+    must_show(
+        System::Zookeeper,
+        RecipeKind::ZkLock,
+        Duration::from_secs(2),
+    )
+    .await;
+}

@@ -1,0 +1,11 @@
+//! The run pipeline end to end: in process, in containers, the counter workload, replay and the matrix. One test binary per area (issue 17): they link once.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod counter;
+mod matrix_memory;
+mod memory;
+mod pipeline;
+mod replay_cli;
+mod replay_library;

@@ -1,0 +1,107 @@
+//! The whole `fencecheck run` pipeline (config file → record → check → results.json → report →
+//! exit code) in-process against the memory provider, in seconds and without Docker. Each
+//! planted bug must surface as exactly the anomaly it causes; the clean service must pass.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn root(name: &str) -> PathBuf {
+    crate::support::infra::fresh_root("run-memory", name)
+}
+
+fn run(root: &Path, yaml: &str, args: &[&str]) -> Output {
+    crate::support::infra::run_config(root, yaml, args)
+}
+
+const BASE: &str = "provider: memory
+workers: 4
+ttl: 300ms
+time_limit: 2s
+recovery: 1s
+recovery_slack: 1s
+seed: 11
+";
+
+fn kinds(root: &Path) -> Vec<String> {
+    let dir = std::fs::canonicalize(root.join("runs/latest")).unwrap();
+    assert!(dir.join("report.html").is_file() && dir.join("junit.xml").is_file());
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    r["anomalies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["fails"] == true)
+        .map(|a| a["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn explain(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn a_correct_lock_service_passes() {
+    let r = root("clean");
+    let out = run(&r, BASE, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&out));
+    assert!(kinds(&r).is_empty());
+}
+
+#[test]
+fn non_monotonic_tokens_are_duplicate_and_regressing_tokens() {
+    let r = root("tokens");
+    let out = run(&r, BASE, &["--memory-bugs", "tokens-not-monotonic"]);
+    assert_eq!(out.status.code(), Some(1), "{}", explain(&out));
+    let mut k = kinds(&r);
+    k.sort();
+    k.dedup();
+    assert_eq!(k, vec!["duplicate-token", "token-regression"]);
+}
+
+#[test]
+fn release_without_owner_check_is_a_double_release() {
+    let r = root("release");
+    let out = run(
+        &r,
+        BASE,
+        &["--memory-bugs", "expires-early,release-without-owner-check"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", explain(&out));
+    assert!(
+        kinds(&r).iter().all(|k| k == "double-release"),
+        "{:?}",
+        kinds(&r)
+    );
+    assert!(!kinds(&r).is_empty());
+}
+
+#[test]
+fn a_typo_in_the_test_file_names_the_file_and_exits_3() {
+    let r = root("typo");
+    let out = run(&r, &format!("{BASE}wrokers: 3\n"), &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", explain(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("test.yaml") && err.contains("wrokers"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bad_fault_schedule_exits_3_with_its_line_before_anything_starts() {
+    let r = root("schedule");
+    let yaml = "provider: etcd\ntime_limit: 30s\nnemesis_timeline:\n  - at 5s start pause-holder for 6s\n  - at 9s start failover for 5s\n";
+    let out = run(&r, yaml, &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", explain(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("line 5") && err.contains("failover"), "{err}");
+    assert!(
+        !r.join("runs").exists(),
+        "nothing started, no run directory"
+    );
+}

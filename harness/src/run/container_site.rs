@@ -1,0 +1,329 @@
+//! The Docker [`Site`]: phases 2–5 and 8 of a run in containers. It builds the node image if it
+//! is missing, starts the run's network, the lock service's cluster (and any store the resource
+//! needs), the resource server and one container per worker ([`super::deploy`]); it applies the
+//! fault plan through [`DockerControl`], watches for nodes that die outside the plan, brings
+//! killed workers back, and removes everything at the end (its `finish`, the environment's guard
+//! on a panic, its signal thread on Ctrl-C).
+
+use super::deploy::{self, Deployment, WORKER_PORT};
+use super::prepare::HarnessLog;
+use super::progress::Progress;
+use super::site::Site;
+use crate::config::{TestPlan, Workload};
+use anyhow::Context;
+use containers::control::topology::{targets, ClusterRestart, RunTopology};
+use containers::control::{deaths, DockerControl};
+use containers::docker::{DockerError, RunEnv};
+use futures::future::BoxFuture;
+use nemesis::{Nemesis, Plan};
+use results::fault::NODE_DIED;
+use results::jsonl::HistoryWriter;
+use results::layout::RunDir;
+use results::{Event, OpType, Process, RunClock, F};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use workloads::driver::{Recorder, WorkerConn};
+
+/// A run deployed in Docker.
+pub struct ContainerSite {
+    pub env: Arc<RunEnv>,
+    pub clock: RunClock,
+    pub deployment: Deployment,
+    pub restart: Arc<ClusterRestart>,
+    pub control: DockerControl,
+    topology: RunTopology,
+    /// The nemesis's name -> container name, for every node and worker.
+    names: BTreeMap<String, String>,
+    worker_names: Vec<String>,
+    time_limit: Duration,
+    log: HarnessLog,
+}
+
+impl ContainerSite {
+    /// Deploys `plan` (building the node image if it is missing); `holder` is where the live
+    /// view keeps the current holder, which the nemesis's holder faults target. On an error
+    /// everything started so far is removed.
+    pub async fn deploy(
+        plan: &TestPlan,
+        dir: &RunDir,
+        log: &HarnessLog,
+        progress: &mut Progress,
+        holder: Arc<Mutex<Option<String>>>,
+    ) -> anyhow::Result<ContainerSite> {
+        let names: Vec<(String, String)> = (0..plan.workers as usize)
+            .map(|i| (deploy::worker_name(i), deploy::worker_name(i)))
+            .collect();
+        Self::deploy_named(plan, dir, log, progress, holder, &names).await
+    }
+
+    /// [`ContainerSite::deploy`] with one worker per `(container short name, owner name)`
+    /// (a replay names its workers after the scenario's).
+    pub async fn deploy_named(
+        plan: &TestPlan,
+        dir: &RunDir,
+        log: &HarnessLog,
+        progress: &mut Progress,
+        holder: Arc<Mutex<Option<String>>>,
+        workers: &[(String, String)],
+    ) -> anyhow::Result<ContainerSite> {
+        let env = Arc::new(create_env(plan, dir, log, progress).await?);
+        log.line(&format!("network {} created", env.network()));
+        match Self::start(&env, plan, dir, log, progress, holder, workers).await {
+            Ok(site) => Ok(site),
+            Err(e) => {
+                let torn = env.teardown().await;
+                log.line(&format!("teardown after a failed start: {torn:?}"));
+                Err(e)
+            }
+        }
+    }
+
+    async fn start(
+        env: &Arc<RunEnv>,
+        plan: &TestPlan,
+        dir: &RunDir,
+        log: &HarnessLog,
+        progress: &mut Progress,
+        holder: Arc<Mutex<Option<String>>>,
+        named: &[(String, String)],
+    ) -> anyhow::Result<ContainerSite> {
+        let (lock, stores) = deploy::start_clusters(env, plan).await?;
+        log.line(&format!(
+            "cluster {} up: {:?}",
+            lock.system,
+            lock.endpoints()
+        ));
+        let clock = RunClock::start();
+        // The counter workload writes to its store directly: no resource server to start.
+        let resource = if plan.workload == Workload::FencedWrite {
+            progress.phase("resource");
+            let node =
+                deploy::start_resource(env, plan, &dir.path, &lock, &stores, clock.start_ns())
+                    .await?;
+            log.line(&format!("resource up at {}", node.address));
+            Some(node)
+        } else {
+            None
+        };
+        progress.phase("workers");
+        let workers = deploy::start_named_workers_with(
+            env,
+            plan,
+            named,
+            &lock,
+            &stores,
+            resource.as_ref(),
+            clock.start_ns(),
+        )
+        .await?;
+        log.line(&format!("{} workers up", workers.len()));
+        let deployment = Deployment {
+            cluster: Arc::new(RwLock::new(lock)),
+            stores,
+            resource,
+            workers,
+        };
+        let worker_names: Vec<String> = named.iter().map(|(c, _)| c.clone()).collect();
+        let mut topology = RunTopology::new(
+            env,
+            deployment.cluster.clone(),
+            worker_names.clone(),
+            deployment.resource.as_ref().map(|_| "resource".into()),
+        );
+        topology.holder = holder;
+        let restart = Arc::new(ClusterRestart::new(
+            env.clone(),
+            deployment.cluster.clone(),
+            deployment
+                .workers
+                .iter()
+                .cloned()
+                .chain(deployment.resource.clone())
+                .collect(),
+        ));
+        let mut names: BTreeMap<String, String> = {
+            let cluster = deployment.cluster.read().unwrap_or_else(|p| p.into_inner());
+            targets(env, cluster.nodes.iter())
+        };
+        names.extend(targets(
+            env,
+            deployment.workers.iter().chain(&deployment.resource),
+        ));
+        for store in &deployment.stores {
+            names.extend(targets(env, store.nodes.iter()));
+        }
+        let control = DockerControl::new(
+            env.docker().clone(),
+            env.network(),
+            names.clone(),
+            restart.clone(),
+        );
+        Ok(ContainerSite {
+            env: env.clone(),
+            clock,
+            deployment,
+            restart,
+            control,
+            topology,
+            names,
+            worker_names,
+            time_limit: plan.time_limit.get(),
+            log: log.clone(),
+        })
+    }
+
+    /// Worker `i`'s control port on 127.0.0.1, as it is now (a restart publishes a new one).
+    fn worker_addr(&self, i: usize) -> Option<SocketAddr> {
+        let name = self.deployment.workers.get(i)?.name.clone();
+        let port = self.restart.node(&name)?.host_port(WORKER_PORT)?;
+        Some(SocketAddr::from(([127, 0, 0, 1], port)))
+    }
+}
+
+/// The run's Docker environment, the node image built first when it is missing.
+async fn create_env(
+    plan: &TestPlan,
+    dir: &RunDir,
+    log: &HarnessLog,
+    progress: &mut Progress,
+) -> anyhow::Result<RunEnv> {
+    progress.phase("cluster");
+    let run_id = deploy::run_id(plan);
+    let env = match RunEnv::create(&run_id, Some(&dir.path)).await {
+        Err(DockerError::ImageMissing { image }) => {
+            progress.phase("image");
+            log.line(&format!("node image {image} missing: building it"));
+            progress.println(&format!(
+                "fencecheck: the node image {image} is missing; building it (about 2 minutes, once)"
+            ));
+            tokio::task::spawn_blocking(|| {
+                containers::image::build(&containers::image::BuildOptions::node_image())
+            })
+            .await
+            .context("building the node image")??;
+            progress.phase("cluster");
+            RunEnv::create(&run_id, Some(&dir.path)).await
+        }
+        other => other,
+    };
+    env.context("creating the run's Docker environment")
+}
+
+impl Site for ContainerSite {
+    fn clock(&self) -> RunClock {
+        self.clock
+    }
+
+    fn workers(&self) -> usize {
+        self.deployment.workers.len()
+    }
+
+    fn connect<'a>(
+        &'a self,
+        worker: usize,
+        recorder: &'a Recorder,
+        until_ns: u64,
+    ) -> BoxFuture<'a, anyhow::Result<Option<WorkerConn>>> {
+        Box::pin(async move {
+            let name = &self.worker_names[worker];
+            let addr = self
+                .worker_addr(worker)
+                .with_context(|| format!("{name}: no published worker port"))?;
+            match WorkerConn::connect(addr, Duration::from_secs(30), recorder.clone()).await {
+                Ok(c) => Ok(Some(c)),
+                // Not back before the end of the workload: nothing left to do.
+                Err(_) if recorder.clock.now() >= until_ns => Ok(None),
+                Err(e) => Err(anyhow::anyhow!("{name}: {e}")),
+            }
+        })
+    }
+
+    fn restarted(&self, worker: usize, until_ns: u64) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            let before = self.worker_addr(worker);
+            let mut restarts = self.restart.subscribe();
+            loop {
+                if self.worker_addr(worker) != before {
+                    return true;
+                }
+                let left = until_ns.saturating_sub(self.clock.now());
+                if left == 0 {
+                    return false;
+                }
+                let changed = tokio::time::timeout(Duration::from_nanos(left), restarts.changed());
+                if !matches!(changed.await, Ok(Ok(()))) {
+                    return self.worker_addr(worker) != before;
+                }
+            }
+        })
+    }
+
+    fn faults<'a>(
+        &'a self,
+        plan: &'a Plan,
+        history: &'a HistoryWriter,
+    ) -> BoxFuture<'a, anyhow::Result<nemesis::Summary>> {
+        Box::pin(async move {
+            let nemesis = Nemesis::new(&self.control, &self.topology, history, self.clock)
+                .ending_at(self.time_limit);
+            Ok(nemesis.run(plan, std::future::pending::<()>()).await?)
+        })
+    }
+
+    fn watch(&self, history: &Arc<HistoryWriter>) -> Box<dyn Send> {
+        let nodes: BTreeMap<String, String> = self
+            .names
+            .iter()
+            .filter(|(target, _)| !self.worker_names.contains(target))
+            .map(|(target, container)| (container.clone(), target.clone()))
+            .collect();
+        let (history, log, clock) = (history.clone(), self.log.clone(), self.clock);
+        let blind_log = self.log.clone();
+        Box::new(deaths::watch(
+            self.env.docker().clone(),
+            self.env.run_id(),
+            nodes,
+            self.control.planned_deaths(),
+            move |death| {
+                let mut e = Event::new(
+                    clock.now(),
+                    Process::Nemesis,
+                    OpType::Info,
+                    F::Start(NODE_DIED.into()),
+                );
+                e.value = Some(serde_json::json!({
+                    "fault": NODE_DIED,
+                    "targets": [death.target],
+                    "container": death.container,
+                    "exit_code": death.exit_code,
+                    "planned": false,
+                }));
+                log.line(&format!(
+                    "{} ({}) died outside the fault plan, exit code {:?}",
+                    death.target, death.container, death.exit_code
+                ));
+                if let Err(err) = history.record(e) {
+                    log.line(&format!("recording the death of {}: {err}", death.target));
+                }
+            },
+            move |why| {
+                let line = format!(
+                    "the watch for nodes dying outside the plan stopped ({why}): later deaths are \
+                     not recorded"
+                );
+                eprintln!("fencecheck: warning: {line}");
+                blind_log.line(&line);
+            },
+        ))
+    }
+
+    fn finish(&self) -> BoxFuture<'_, anyhow::Result<()>> {
+        Box::pin(async move {
+            let torn = self.env.teardown().await;
+            self.log.line(&format!("teardown: {torn:?}"));
+            torn.context("tearing down the run's containers")
+        })
+    }
+}
