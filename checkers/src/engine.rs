@@ -11,13 +11,13 @@ use crate::locks::{LockId, LockNames};
 use results::fault::NODE_DIED;
 use results::store::CheckConfig;
 use results::verdict::UNPLANNED_NODE_EXITS;
-use results::{
-    AnomalyKind, Event, EventRef, OpType, ResourceEntry, ResourceRef, Validity, Verdict, F,
-};
+use results::{AnomalyKind, EventRef, OpType, ResourceRef, Validity, Verdict, F};
 use serde_json::json;
-use std::borrow::Borrow;
+
+mod streams;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+pub use streams::{check, check_stream};
 
 struct Slot {
     /// Whether the checker reads the shared state ([`Checker::uses_shared`]).
@@ -370,99 +370,5 @@ fn record(verdict: &mut Verdict, f: &mut Findings, outcome: &Outcome, fail_on: &
     }
 }
 
-/// Checks in-memory logs (tests, replay): `resource` is `None` when there is no resource log.
-pub fn check(history: &[Event], resource: Option<&[ResourceEntry]>, cfg: &CheckConfig) -> Verdict {
-    check_stream(
-        history.iter().map(Ok::<_, std::convert::Infallible>),
-        resource.map(|r| r.iter().map(Ok)),
-        cfg,
-    )
-    .unwrap_or_else(|never| match never {})
-}
-
-/// Checks streamed logs; the first input error stops the check and is returned (a malformed
-/// line is the caller's error to report with its file and line, not an anomaly).
-pub fn check_stream<E, H: Borrow<Event>, R: Borrow<ResourceEntry>>(
-    history: impl Iterator<Item = Result<H, E>>,
-    resource: Option<impl Iterator<Item = Result<R, E>>>,
-    cfg: &CheckConfig,
-) -> Result<Verdict, E> {
-    let mut engine = Engine::new(cfg);
-    for e in history {
-        engine.event(&e?.borrow().as_ref());
-    }
-    match resource {
-        Some(entries) => {
-            for r in entries {
-                engine.resource(&r?.borrow().as_ref());
-            }
-        }
-        None => engine.resource_log_missing("resource.jsonl: missing".into()),
-    }
-    Ok(engine.finish())
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testkit::*;
-
-    #[test]
-    fn every_event_shape_has_its_own_route() {
-        for r in 0..ROUTES {
-            assert_eq!(route(route_bits(r)), r);
-            // Four types per operation, `info` the last of them.
-            let bits = route_bits(r);
-            assert_eq!(bits.meets(Interests::ANY_INFO), r % 4 == 3, "route {r}");
-            assert_eq!(bits.meets(Interests::RELEASE), r / 4 == 2, "route {r}");
-            let acquire_ok = Interests::ACQUIRE.only(OpType::Ok);
-            assert_eq!(bits.meets(acquire_ok), r == 1, "route {r}");
-        }
-        let h = history([
-            invoke(1, Acquire).lock("l"),
-            info(1, Write).key("k"),
-            ok(2, Release).lock("l"),
-        ]);
-        let routes: Vec<usize> = h
-            .iter()
-            .map(|e| route(Interests::of(&e.as_ref())))
-            .collect();
-        assert_eq!(routes, vec![0, 7, 9]);
-    }
-
-    #[test]
-    fn a_broken_shared_state_stops_only_the_checkers_that_read_it() {
-        let h = history([
-            invoke(1, Acquire).lock("l"),
-            ok(1, Acquire).lock("l").token(1),
-            invoke(1, Increment).key("c"),
-            ok(1, Increment).key("c"),
-            invoke(2, Increment).key("c"),
-            ok(2, Increment).key("c"),
-            // Two increments acknowledged, then a read of 1: an update was lost.
-            invoke(1, Read).key("c"),
-            ok(1, Read).key("c").int(1),
-        ]);
-        let cfg = CheckConfig::default();
-        let mut engine = Engine::new(&cfg);
-        engine.break_shared_at = Some(1);
-        for e in &h {
-            engine.event(&e.as_ref());
-        }
-        engine.resource_log_missing("resource.jsonl: missing".into());
-        let v = engine.finish();
-        let status = |k: AnomalyKind| v.stats[k.as_str()]["status"].clone();
-        assert_eq!(status(AnomalyKind::TokenRegression), "unknown");
-        assert_eq!(status(AnomalyKind::ConcurrentHolders), "unknown");
-        assert!(v.unknown_reasons.iter().any(
-            |r| r.contains("the shared hold book panicked at history index 1: planted failure")
-        ));
-        // lost-update reads no shared state: it still finds the lost increment.
-        assert_eq!(status(AnomalyKind::LostUpdate), "checked");
-        assert!(v
-            .anomalies
-            .iter()
-            .any(|a| a.kind == AnomalyKind::LostUpdate));
-        assert_eq!(v.valid, Validity::Invalid);
-    }
-}
+mod tests;

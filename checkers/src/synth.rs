@@ -8,6 +8,9 @@
 
 use results::{AnomalyKind, Event, OpResult, OpType, Process, ResourceEntry, WriteResult, F};
 
+mod gen;
+use gen::{Gen, HoldInfo, KEY};
+
 /// SplitMix64: tiny, seedable, good enough to shuffle workers.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);
@@ -85,101 +88,6 @@ pub fn generate(seed: u64, shape: &Shape, defect: Option<AnomalyKind>) -> Synth 
         Item::Resource(r) => s.resource.push(r),
     });
     s
-}
-
-const LOCK: &str = "l";
-const KEY: &str = "k";
-
-struct Gen<'s> {
-    rng: Rng,
-    sink: &'s mut dyn FnMut(Item),
-    index: u64,
-    seq: u64,
-    now: u64,
-    token: u64,
-    highest: Option<u64>,
-    count: i64,
-    tokens: bool,
-    /// Per worker, the next `n` of its `<process>-<n>` op_ids (as the real workers number them).
-    ops: std::collections::BTreeMap<u32, u64>,
-}
-
-#[derive(Clone)]
-struct HoldInfo {
-    worker: u32,
-    lease: String,
-    token: Option<u64>,
-}
-
-impl Gen<'_> {
-    fn emit(&mut self, mut e: Event) {
-        self.now += 1_000;
-        e.index = self.index;
-        e.time = self.now;
-        self.index += 1;
-        (self.sink)(Item::Event(e));
-    }
-
-    fn op(&mut self, p: u32, kind: OpType, f: F, h: Option<&HoldInfo>) -> Event {
-        let mut e = Event::new(0, Process::Worker(p), kind, f);
-        e.lock = Some(LOCK.into());
-        if let Some(h) = h {
-            e.owner = Some(format!("worker-{}", h.worker));
-            e.lease = Some(h.lease.clone());
-            e.token = h.token;
-        }
-        e
-    }
-
-    fn next_op_id(&mut self, p: u32) -> String {
-        let n = self.ops.entry(p).or_default();
-        *n += 1;
-        format!("{p}-{}", *n - 1)
-    }
-
-    fn next_token(&mut self) -> Option<u64> {
-        self.token += 2 + self.rng.below(3);
-        self.tokens.then_some(self.token)
-    }
-
-    /// One write under `h` by process `p`, decided by the resource as `result`.
-    fn write(&mut self, p: u32, h: &HoldInfo, op_id: String, result: WriteResult, done: OpType) {
-        let mut inv = self.op(p, OpType::Invoke, F::Write, Some(h));
-        inv.key = Some(KEY.into());
-        inv.value = Some(op_id.clone().into());
-        inv.op_id = Some(op_id.clone());
-        self.emit(inv.clone());
-        let entry = ResourceEntry {
-            seq: self.seq,
-            time: self.now + 500,
-            key: KEY.into(),
-            process: p,
-            owner: format!("worker-{}", h.worker),
-            lease: h.lease.clone(),
-            token: h.token,
-            op_id,
-            value: inv.value.clone().unwrap_or_default(),
-            highest_before: self.highest,
-            result,
-        };
-        self.seq += 1;
-        if result.is_accepted() && h.token > self.highest {
-            self.highest = h.token;
-        }
-        let mut end = inv;
-        end.kind = done;
-        end.result = (done != OpType::Info).then_some(result.into());
-        end.highest_before = entry.highest_before;
-        (self.sink)(Item::Resource(entry));
-        self.emit(end);
-    }
-
-    fn duplicate_last_entry(&mut self, mut entry: ResourceEntry) {
-        entry.seq = self.seq;
-        entry.highest_before = self.highest;
-        self.seq += 1;
-        (self.sink)(Item::Resource(entry));
-    }
 }
 
 /// Generates, handing every line to `sink` in order (history events and resource entries

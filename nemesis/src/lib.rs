@@ -5,7 +5,7 @@
 //! - [`fault`]: the fault kinds, what each needs from a system, default durations.
 //! - [`grudge`]: partitions as data, built by pure functions (isolate, halves, majorities ring).
 //! - [`plan`]: a fault plan, its timeline-line form, and the seeded generator.
-//! - [`timeline`]: the explicit YAML timeline and the validation every schedule passes.
+//! - [`schedule`]: the explicit YAML timeline and the validation every schedule passes.
 //! - [`control`]: the `NodeControl` and `Topology` seams.
 //! - `targets`: what a fault hits at its start time (holder, leader, a drawn member, a grudge).
 //! - [`executor`]: runs a plan, records nemesis events, heals everything on every exit.
@@ -13,10 +13,10 @@
 //!
 //! ```no_run
 //! use nemesis::fake::{FakeControl, StaticTopology};
-//! use nemesis::{Context, Nemesis, Timeline};
+//! use nemesis::{Context, Nemesis, Schedule};
 //! # async fn demo(history: &results::jsonl::HistoryWriter) -> Result<(), Box<dyn std::error::Error>> {
 //! let ctx = Context { system: "etcd".into(), ttl: std::time::Duration::from_secs(2), time_limit: None };
-//! let plan = Timeline::from_yaml("- at 5s start pause-holder for 6s\n- at 15s halves for 10s\n")?
+//! let plan = Schedule::from_yaml("- at 5s start pause-holder for 6s\n- at 15s halves for 10s\n")?
 //!     .validate(&ctx)?; // a bad line is a ScheduleError naming it
 //! let (control, topology) = (FakeControl::new(), StaticTopology::new(5, 3));
 //! let nemesis = Nemesis::new(&control, &topology, history, results::RunClock::start());
@@ -31,12 +31,12 @@ pub mod fake;
 pub mod fault;
 pub mod grudge;
 pub mod plan;
+pub mod schedule;
 mod targets;
-pub mod timeline;
 
 pub use control::{ControlError, NodeControl, Signal, Topology};
 pub use executor::{Nemesis, NemesisError, Summary};
 pub use fault::{Capabilities, FaultKind, UnknownFault, ALL_FAULTS};
 pub use grudge::Grudge;
 pub use plan::{Generator, Plan, Step};
-pub use timeline::{Context, ScheduleError, Timeline};
+pub use schedule::{Context, Schedule, ScheduleError};

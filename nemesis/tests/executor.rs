@@ -2,7 +2,7 @@
 //! their times, hit what they name, are recorded as nemesis events, and are always healed.
 
 use nemesis::fake::{Call, FakeControl, StaticTopology};
-use nemesis::{Context, Nemesis, Plan, Signal, Timeline};
+use nemesis::{Context, Nemesis, Plan, Schedule, Signal};
 use results::jsonl::{HistoryWriter, JsonlReader};
 use results::{Event, OpType, Process, RunClock, F};
 use std::path::{Path, PathBuf};
@@ -23,7 +23,7 @@ fn events(path: &Path) -> Vec<Event> {
 }
 
 fn plan(yaml: &str, system: &str) -> Plan {
-    Timeline::from_yaml(yaml)
+    Schedule::from_yaml(yaml)
         .expect("yaml")
         .validate(&Context {
             system: system.into(),

@@ -5,7 +5,6 @@
 //!
 //! Lanes are workers, not process ids (see [`super::lanes`]).
 
-use super::ReportInput;
 use results::AnomalyKind;
 
 /// A time span in ns since the run's start, with what to call it.
@@ -149,11 +148,6 @@ pub fn worker_of_owner(owner: &str) -> Option<String> {
 }
 
 impl Timeline {
-    /// Derives the model (see `timeline_build`).
-    pub fn build(input: &ReportInput<'_>) -> Timeline {
-        super::timeline_build::Builder::new(input).build()
-    }
-
     /// The lane index of a worker process.
     pub fn lane_of(&self, process: u32) -> Option<usize> {
         self.lanes

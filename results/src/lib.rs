@@ -7,7 +7,8 @@
 //! - [`clock`]: run-relative CLOCK_MONOTONIC time shared by host and containers.
 //! - [`fault`]: the fault kinds the history names, and what each hits.
 //! - [`run_state`]: `state.json`, whether a run finished.
-//! - [`event_ref`], [`scan`]: borrowed views of both logs and the fast strict line scanner.
+//! - [`event_ref`]: borrowed views of both logs; [`parse`]: reading lines into them, fast and
+//!   as strict as serde.
 //! - [`store`]: streaming a stored run back (logs, and `test.yaml`'s checker keys).
 //! - [`verdict`]: `results.json` — validity, anomalies with evidence and diagnosis.
 
@@ -17,10 +18,9 @@ pub mod event_ref;
 pub mod fault;
 pub mod jsonl;
 pub mod layout;
-mod ordered;
+pub mod parse;
 pub mod resource_log;
 pub mod run_state;
-pub mod scan;
 pub mod store;
 pub mod verdict;
 

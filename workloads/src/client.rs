@@ -52,9 +52,10 @@ pub async fn within<T>(
     }
 }
 
-/// One acquisition as the provider granted it.
+/// One acquisition as the provider granted it (the client side of a hold: what the recipe keeps
+/// to renew and release it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hold {
+pub struct Grant {
     pub lock: String,
     /// Who holds it (the random owner value, session id, ...).
     pub owner: String,
@@ -80,18 +81,18 @@ pub const NOT_OWNER: &str = "release-rejected-not-owner";
 pub trait Client: Send + Sync {
     /// Blocks until the lock is granted (`Ok`), certainly not granted within the configured
     /// acquire timeout (`Fail`), or unknown (`Info`).
-    fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Hold>>;
+    fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Grant>>;
 
     /// Extends or confirms the hold. `Ok(validity)`: held for at least `validity` from the moment
     /// the renewal was sent; `Fail`: certainly not held any more; `Info`: cannot confirm.
-    fn renew<'a>(&'a self, hold: &'a Hold) -> BoxFuture<'a, Completion<Duration>>;
+    fn renew<'a>(&'a self, hold: &'a Grant) -> BoxFuture<'a, Completion<Duration>>;
 
     /// Releases the hold. `Fail(NOT_OWNER)` when the provider refused because it is not ours.
-    fn release<'a>(&'a self, hold: &'a Hold) -> BoxFuture<'a, Completion<()>>;
+    fn release<'a>(&'a self, hold: &'a Grant) -> BoxFuture<'a, Completion<()>>;
 
     /// Forgets the hold without releasing it (after an indeterminate outcome the process is
     /// retired; the lease is left to expire as if the client had crashed).
-    fn abandon<'a>(&'a self, _hold: &'a Hold) -> BoxFuture<'a, ()> {
+    fn abandon<'a>(&'a self, _hold: &'a Grant) -> BoxFuture<'a, ()> {
         Box::pin(async {})
     }
 }

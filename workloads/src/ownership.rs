@@ -5,7 +5,7 @@
 //! Validity is measured on CLOCK_MONOTONIC from the moment a request was *sent*, so a process
 //! that was SIGSTOPped past its ttl sees its hold as lost the instant it runs again.
 
-use crate::client::{within, Client, Completion, Hold};
+use crate::client::{within, Client, Completion, Grant};
 use crate::config::{Discipline, OnSuspect, RecipeConfig, Renewal};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -81,7 +81,7 @@ impl Ownership {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LostNotice {
     pub process: u32,
-    pub hold: Hold,
+    pub hold: Grant,
     pub why: String,
 }
 
@@ -100,7 +100,7 @@ struct Shared {
 
 /// Drives one hold's [`Ownership`] with renewals and announces its loss once.
 pub struct Tracker {
-    hold: Hold,
+    hold: Grant,
     process: u32,
     client: Arc<dyn Client>,
     cfg: RecipeConfig,
@@ -120,7 +120,7 @@ impl Tracker {
     /// Starts tracking a hold acquired by a request sent at `sent_at`.
     pub fn start(
         client: Arc<dyn Client>,
-        hold: Hold,
+        hold: Grant,
         process: u32,
         sent_at: Instant,
         cfg: RecipeConfig,
@@ -147,7 +147,7 @@ impl Tracker {
         t
     }
 
-    pub fn hold(&self) -> &Hold {
+    pub fn hold(&self) -> &Grant {
         &self.hold
     }
 
@@ -225,7 +225,7 @@ fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
 
 async fn renew_once(
     client: &Arc<dyn Client>,
-    hold: &Hold,
+    hold: &Grant,
     cfg: &RecipeConfig,
     shared: &Mutex<Shared>,
 ) {
@@ -241,7 +241,7 @@ fn announce(
     shared: &Mutex<Shared>,
     notices: &mpsc::UnboundedSender<LostNotice>,
     process: u32,
-    hold: &Hold,
+    hold: &Grant,
 ) -> bool {
     let mut s = lock(shared);
     if s.machine.state_at(Instant::now()) != OwnershipState::Lost {

@@ -39,7 +39,7 @@ struct Tracked {
 }
 
 /// Where a container stands right now.
-struct Live {
+struct ContainerState {
     id: String,
     pid: u32,
     running: bool,
@@ -103,7 +103,7 @@ impl DockerControl {
             .ok_or_else(|| ControlError::new(target, action, "unknown target"))
     }
 
-    async fn live(&self, target: &str, action: &str) -> Result<Live, ControlError> {
+    async fn live(&self, target: &str, action: &str) -> Result<ContainerState, ControlError> {
         let container = self.container(target, action)?;
         let info = self
             .docker
@@ -125,7 +125,7 @@ impl DockerControl {
                 .ips
                 .insert(target.to_string(), ip.clone());
         }
-        Ok(Live {
+        Ok(ContainerState {
             id: info.id.unwrap_or_default(),
             pid: u32::try_from(state.pid.unwrap_or(0)).unwrap_or(0),
             running: state.running == Some(true),

@@ -117,7 +117,7 @@ impl Fixture {
 
 /// The plan of a one-line timeline, checked against `system`.
 pub fn plan(system: &str, yaml: &str) -> nemesis::Plan {
-    nemesis::Timeline::from_yaml(yaml)
+    nemesis::Schedule::from_yaml(yaml)
         .expect("yaml")
         .validate(&nemesis::Context {
             system: system.into(),

@@ -38,7 +38,7 @@ pub struct RawTest {
     pub memory_bugs: Option<Vec<String>>,
     /// An explicit fault schedule, one line per fault: `at 5s start pause-holder for 6s`.
     /// (A stored `test.yaml` writes it back as the resolved plan lines.)
-    pub nemesis_timeline: Option<nemesis::Timeline>,
+    pub nemesis_timeline: Option<nemesis::Schedule>,
     /// The fault plan a stored `test.yaml` shows. It is drawn from the seed, so reading it back
     /// changes nothing; it is accepted so that a run's own `test.yaml` re-runs as it is.
     #[serde(default, skip_serializing)]

@@ -4,7 +4,7 @@
 //! is still mine, then revokes the lease.
 
 use super::etcd_keeper::{self, KeptLease};
-use crate::client::{within, Client, Completion, Hold, NOT_OWNER};
+use crate::client::{within, Client, Completion, Grant, NOT_OWNER};
 use crate::config::RecipeConfig;
 use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp, TxnOpResponse};
 use futures::future::BoxFuture;
@@ -71,7 +71,7 @@ impl EtcdLease {
 }
 
 impl Client for EtcdLease {
-    fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Hold>> {
+    fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Grant>> {
         Box::pin(async move {
             let key = Self::key(lock);
             let sent = Instant::now();
@@ -86,7 +86,7 @@ impl Client for EtcdLease {
             loop {
                 match self.try_create(&key, kept.id).await {
                     Completion::Ok(Some(rev)) => {
-                        let hold = Hold {
+                        let hold = Grant {
                             lock: lock.to_string(),
                             owner: self.owner.clone(),
                             lease: format!("{:x}", kept.id),
@@ -126,7 +126,7 @@ impl Client for EtcdLease {
         })
     }
 
-    fn renew<'a>(&'a self, hold: &'a Hold) -> BoxFuture<'a, Completion<Duration>> {
+    fn renew<'a>(&'a self, hold: &'a Grant) -> BoxFuture<'a, Completion<Duration>> {
         Box::pin(async move {
             let mut guard = self.lease.lock().await;
             match guard.as_mut() {
@@ -138,7 +138,7 @@ impl Client for EtcdLease {
         })
     }
 
-    fn release<'a>(&'a self, hold: &'a Hold) -> BoxFuture<'a, Completion<()>> {
+    fn release<'a>(&'a self, hold: &'a Grant) -> BoxFuture<'a, Completion<()>> {
         Box::pin(async move {
             let kept = self.lease.lock().await.take();
             let key = Self::key(&hold.lock);
@@ -167,7 +167,7 @@ impl Client for EtcdLease {
         })
     }
 
-    fn abandon<'a>(&'a self, _hold: &'a Hold) -> BoxFuture<'a, ()> {
+    fn abandon<'a>(&'a self, _hold: &'a Grant) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             if let Some(mut k) = self.lease.lock().await.take() {
                 k.abandon();

@@ -4,7 +4,7 @@
 //! is still the one we created, then Unlocks and revokes the lease.
 
 use super::etcd_keeper::{self, KeptLease};
-use crate::client::{within, Client, Completion, Hold, NOT_OWNER};
+use crate::client::{within, Client, Completion, Grant, NOT_OWNER};
 use crate::config::RecipeConfig;
 use etcd_client::LockOptions;
 use futures::future::BoxFuture;
@@ -80,7 +80,7 @@ impl EtcdLock {
 }
 
 impl Client for EtcdLock {
-    fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Hold>> {
+    fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Grant>> {
         Box::pin(async move {
             let sent = Instant::now();
             let mut kept =
@@ -117,7 +117,7 @@ impl Client for EtcdLock {
                     };
                 }
             };
-            let hold = Hold {
+            let hold = Grant {
                 lock: lock.to_string(),
                 owner: self.owner.clone(),
                 lease: format!("{:x}", kept.id),
@@ -130,7 +130,7 @@ impl Client for EtcdLock {
         })
     }
 
-    fn renew<'a>(&'a self, hold: &'a Hold) -> BoxFuture<'a, Completion<Duration>> {
+    fn renew<'a>(&'a self, hold: &'a Grant) -> BoxFuture<'a, Completion<Duration>> {
         Box::pin(async move {
             let mut guard = self.held.lock().await;
             match guard.as_mut() {
@@ -142,7 +142,7 @@ impl Client for EtcdLock {
         })
     }
 
-    fn release<'a>(&'a self, hold: &'a Hold) -> BoxFuture<'a, Completion<()>> {
+    fn release<'a>(&'a self, hold: &'a Grant) -> BoxFuture<'a, Completion<()>> {
         Box::pin(async move {
             let Some(held) = self.held.lock().await.take() else {
                 return Completion::fail(NOT_OWNER);
@@ -166,7 +166,7 @@ impl Client for EtcdLock {
         })
     }
 
-    fn abandon<'a>(&'a self, _hold: &'a Hold) -> BoxFuture<'a, ()> {
+    fn abandon<'a>(&'a self, _hold: &'a Grant) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             if let Some(mut h) = self.held.lock().await.take() {
                 h.lease.abandon();

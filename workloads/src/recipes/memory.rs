@@ -2,7 +2,7 @@
 //! pipeline (driver, worker, ownership, resource, history) runs in a plain `cargo test`. Its
 //! knobs reproduce the classic lock-service bugs the checkers must catch.
 
-use crate::client::{Client, Completion, Hold, NOT_OWNER};
+use crate::client::{Client, Completion, Grant, NOT_OWNER};
 use futures::future::BoxFuture;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -106,7 +106,7 @@ impl MemoryLockService {
         }
     }
 
-    fn try_grant(&self, lock: &str, owner: &str, ttl: Duration) -> Option<Hold> {
+    fn try_grant(&self, lock: &str, owner: &str, ttl: Duration) -> Option<Grant> {
         let now = Instant::now();
         let mut st = self.state();
         if st.holders.get(lock).is_some_and(|h| h.expires > now) {
@@ -127,7 +127,7 @@ impl MemoryLockService {
                 expires: now + self.effective_ttl(ttl),
             },
         );
-        Some(Hold {
+        Some(Grant {
             lock: lock.to_string(),
             owner: owner.to_string(),
             lock_key: Some(format!("memory/{lock}")),
@@ -148,7 +148,7 @@ pub struct MemoryClient {
 }
 
 impl Client for MemoryClient {
-    fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Hold>> {
+    fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Grant>> {
         Box::pin(async move {
             let deadline = Instant::now() + self.acquire_timeout;
             loop {
@@ -163,7 +163,7 @@ impl Client for MemoryClient {
         })
     }
 
-    fn renew<'a>(&'a self, hold: &'a Hold) -> BoxFuture<'a, Completion<Duration>> {
+    fn renew<'a>(&'a self, hold: &'a Grant) -> BoxFuture<'a, Completion<Duration>> {
         Box::pin(async move {
             let now = Instant::now();
             let extend = self.service.effective_ttl(self.ttl);
@@ -178,7 +178,7 @@ impl Client for MemoryClient {
         })
     }
 
-    fn release<'a>(&'a self, hold: &'a Hold) -> BoxFuture<'a, Completion<()>> {
+    fn release<'a>(&'a self, hold: &'a Grant) -> BoxFuture<'a, Completion<()>> {
         Box::pin(async move {
             let now = Instant::now();
             let mut st = self.service.state();
@@ -245,7 +245,7 @@ mod tests {
         let Completion::Ok(h) = a.acquire("l").await else {
             panic!()
         };
-        let stale = Hold {
+        let stale = Grant {
             lease: "someone-else".into(),
             ..h
         };

@@ -5,7 +5,7 @@
 //! reuse this recipe with another release or another connection source.)
 
 use super::redis_conn::RedisConn;
-use crate::client::{within, Client, Completion, Hold, NOT_OWNER};
+use crate::client::{within, Client, Completion, Grant, NOT_OWNER};
 use crate::config::RecipeConfig;
 use futures::future::BoxFuture;
 use rand::Rng;
@@ -95,7 +95,7 @@ impl RedisLock {
 }
 
 impl Client for RedisLock {
-    fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Hold>> {
+    fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Grant>> {
         Box::pin(async move {
             let value = owner_value(&self.owner);
             let key = lock_key(lock);
@@ -110,7 +110,7 @@ impl Client for RedisLock {
                 match self.script::<u64>("acquire script", inv).await {
                     Completion::Ok(0) => {}
                     Completion::Ok(token) => {
-                        return Completion::Ok(Hold {
+                        return Completion::Ok(Grant {
                             lock: lock.to_string(),
                             owner: self.owner.clone(),
                             lease: value,
@@ -132,7 +132,7 @@ impl Client for RedisLock {
         })
     }
 
-    fn renew<'a>(&'a self, hold: &'a Hold) -> BoxFuture<'a, Completion<Duration>> {
+    fn renew<'a>(&'a self, hold: &'a Grant) -> BoxFuture<'a, Completion<Duration>> {
         Box::pin(async move {
             let mut inv = EXTEND.prepare_invoke();
             inv.key(lock_key(&hold.lock))
@@ -148,7 +148,7 @@ impl Client for RedisLock {
         })
     }
 
-    fn release<'a>(&'a self, hold: &'a Hold) -> BoxFuture<'a, Completion<()>> {
+    fn release<'a>(&'a self, hold: &'a Grant) -> BoxFuture<'a, Completion<()>> {
         Box::pin(async move {
             let key = lock_key(&hold.lock);
             match self.release {

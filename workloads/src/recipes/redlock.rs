@@ -6,7 +6,7 @@
 
 use super::redis_conn::RedisConn;
 use super::redis_lock::{lock_key, owner_value, COMPARE_AND_DELETE, EXTEND};
-use crate::client::{within, Client, Completion, Hold, NOT_OWNER};
+use crate::client::{within, Client, Completion, Grant, NOT_OWNER};
 use crate::config::RecipeConfig;
 use futures::future::{join_all, BoxFuture};
 use rand::Rng;
@@ -90,7 +90,7 @@ impl Redlock {
 }
 
 impl Client for Redlock {
-    fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Hold>> {
+    fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Grant>> {
         Box::pin(async move {
             let key = lock_key(lock);
             let deadline = Instant::now() + self.cfg.acquire_timeout;
@@ -107,7 +107,7 @@ impl Client for Redlock {
                     .checked_sub(start.elapsed() + drift(self.cfg.ttl));
                 if t.yes >= self.quorum() {
                     if let Some(v) = validity.filter(|v| !v.is_zero()) {
-                        return Completion::Ok(Hold {
+                        return Completion::Ok(Grant {
                             lock: lock.to_string(),
                             owner: self.owner.clone(),
                             lease: value,
@@ -138,7 +138,7 @@ impl Client for Redlock {
         })
     }
 
-    fn renew<'a>(&'a self, hold: &'a Hold) -> BoxFuture<'a, Completion<Duration>> {
+    fn renew<'a>(&'a self, hold: &'a Grant) -> BoxFuture<'a, Completion<Duration>> {
         Box::pin(async move {
             let start = Instant::now();
             let args = [hold.lease.clone(), self.cfg.ttl.as_millis().to_string()];
@@ -162,7 +162,7 @@ impl Client for Redlock {
         })
     }
 
-    fn release<'a>(&'a self, hold: &'a Hold) -> BoxFuture<'a, Completion<()>> {
+    fn release<'a>(&'a self, hold: &'a Grant) -> BoxFuture<'a, Completion<()>> {
         Box::pin(async move {
             let t = self
                 .round(

@@ -5,7 +5,7 @@
 //! long as the session: release deletes my node only; a session that expired is rebuilt on the
 //! next acquire.
 
-use crate::client::{within, Client, Completion, Hold, NOT_OWNER};
+use crate::client::{within, Client, Completion, Grant, NOT_OWNER};
 use crate::config::RecipeConfig;
 use futures::future::BoxFuture;
 use std::time::{Duration, Instant};
@@ -87,7 +87,7 @@ impl ZkLock {
         }
     }
 
-    async fn try_acquire(&self, c: &zk::Client, lock: &str) -> Completion<Hold> {
+    async fn try_acquire(&self, c: &zk::Client, lock: &str) -> Completion<Grant> {
         let dir = format!("/fencecheck/locks/{lock}");
         let deadline = Instant::now() + self.cfg.acquire_timeout;
         let acl = zk::Acls::anyone_all();
@@ -136,7 +136,7 @@ impl ZkLock {
         }
         let sent = Instant::now();
         match tokio::time::timeout(self.cfg.op_timeout, c.check_stat(&path)).await {
-            Ok(Ok(Some(stat))) if stat.czxid > 0 => Completion::Ok(Hold {
+            Ok(Ok(Some(stat))) if stat.czxid > 0 => Completion::Ok(Grant {
                 lock: lock.to_string(),
                 owner: self.owner.clone(),
                 lock_key: Some(path.clone()),
@@ -166,7 +166,7 @@ impl IntoResult for Completion<()> {
 }
 
 impl Client for ZkLock {
-    fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Hold>> {
+    fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Grant>> {
         Box::pin(async move {
             let c = match self.client().await {
                 Ok(c) => c,
@@ -181,7 +181,7 @@ impl Client for ZkLock {
         })
     }
 
-    fn renew<'a>(&'a self, hold: &'a Hold) -> BoxFuture<'a, Completion<Duration>> {
+    fn renew<'a>(&'a self, hold: &'a Grant) -> BoxFuture<'a, Completion<Duration>> {
         Box::pin(async move {
             let Some(c) = self.session.lock().await.clone() else {
                 return Completion::fail("no session");
@@ -206,7 +206,7 @@ impl Client for ZkLock {
         })
     }
 
-    fn release<'a>(&'a self, hold: &'a Hold) -> BoxFuture<'a, Completion<()>> {
+    fn release<'a>(&'a self, hold: &'a Grant) -> BoxFuture<'a, Completion<()>> {
         Box::pin(async move {
             let c = match self.client().await {
                 Ok(c) => c,
@@ -232,7 +232,7 @@ impl Client for ZkLock {
         })
     }
 
-    fn abandon<'a>(&'a self, _hold: &'a Hold) -> BoxFuture<'a, ()> {
+    fn abandon<'a>(&'a self, _hold: &'a Grant) -> BoxFuture<'a, ()> {
         Box::pin(async move { self.forget_session().await })
     }
 }

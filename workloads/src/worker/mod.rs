@@ -5,9 +5,9 @@
 //! duplex pipe, so the pipeline test runs exactly the code the containers run.
 
 mod counter;
-mod session;
+mod execute;
 
-pub use session::Worker;
+pub use execute::Worker;
 
 use crate::protocol::{read_line, write_line, Message, ProtocolError, Request};
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};

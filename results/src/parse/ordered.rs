@@ -7,10 +7,10 @@
 //! caller falls back to the general scanner, then to serde_json. So it changes speed, never
 //! what is valid or what a line means.
 
+use super::scan::STOP;
 use crate::event::{OpResult, OpType, Process, F};
 use crate::event_ref::{EventRef, ResourceRef};
 use crate::resource_log::WriteResult;
-use crate::scan::STOP;
 use std::borrow::Cow;
 
 /// A position in one line. Its methods are all inlined into the one function parsing a line,

@@ -10,10 +10,10 @@ use std::time::Duration;
 
 /// A timeline as it sits in a config file: each step remembers its YAML line. Embed it as a
 /// field of a config struct parsed with serde-saphyr, or parse a standalone list with
-/// [`Timeline::from_yaml`].
+/// [`Schedule::from_yaml`].
 #[derive(Debug, Clone, Deserialize)]
 #[serde(transparent)]
-pub struct Timeline(pub Vec<Spanned<String>>);
+pub struct Schedule(pub Vec<Spanned<String>>);
 
 /// Where a schedule was written: a YAML line, or a flag / generator for seeded schedules.
 pub type Place = String;
@@ -64,7 +64,7 @@ pub struct Context {
     pub time_limit: Option<Duration>,
 }
 
-impl Timeline {
+impl Schedule {
     /// Parses a YAML document that is a list of timeline lines.
     pub fn from_yaml(text: &str) -> Result<Self, ScheduleError> {
         serde_saphyr::from_str(text).map_err(|e| ScheduleError::Yaml(e.to_string()))
@@ -174,7 +174,7 @@ mod tests {
     }
 
     fn validate(yaml: &str, system: &str) -> Result<Plan, ScheduleError> {
-        Timeline::from_yaml(yaml)?.validate(&ctx(system))
+        Schedule::from_yaml(yaml)?.validate(&ctx(system))
     }
 
     #[test]

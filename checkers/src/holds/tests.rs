@@ -1,0 +1,48 @@
+//! The specifications of `holds`.
+
+use super::*;
+use crate::locks::LockNames;
+use crate::testkit::*;
+use results::Event;
+
+/// Every owner/lease combination (absent, empty, multi-byte), through fresh records and
+/// through records refilled in place, some of them while another holder keeps an older one.
+#[test]
+fn an_acquisition_gives_back_its_owner_and_lease_exactly() {
+    let names = [
+        None,
+        Some(""),
+        Some("worker-4"),
+        Some("ü🦀"),
+        Some("/locks/ζ/0000000012"),
+    ];
+    let lock = LockNames::default().intern("l");
+    let mut recycler = Recycler::<Hold>::default();
+    let mut kept = Vec::new();
+    for round in 0..3 * Recycler::<Hold>::KEPT {
+        let (owner, lease) = (names[round % 5], names[(round / 5) % 5]);
+        let mut e: Event = ok(1 + round as u32 % 3, Acquire)
+            .lock("l")
+            .token(round as u64);
+        e.owner = owner.map(String::from);
+        e.lease = lease.map(String::from);
+        e.index = round as u64;
+        let a = recycler
+            .acquisition(&e.as_ref(), Some(lock))
+            .expect("an acquire ok of a known lock");
+        assert_eq!((a.owner(), a.lease()), (owner, lease), "round {round}");
+        assert_eq!((a.index, a.token), (round as u64, Some(round as u64)));
+        if round % 7 == 0 {
+            kept.push((a, owner, lease));
+        }
+    }
+    // The records others held were not refilled under them.
+    for (a, owner, lease) in &kept {
+        assert_eq!(
+            (a.owner(), a.lease()),
+            (*owner, *lease),
+            "index {}",
+            a.index
+        );
+    }
+}

@@ -1,0 +1,124 @@
+//! How one step of a scenario reads: a worker's action (`acquire`, `write v1`, `pause` ...), a
+//! nemesis action (`pause leader`, `cut-replication`), a wait (`lease-expired A`, `200ms`) and an
+//! expectation (`token > A.token`, `rejected-stale-fence`). Each error names the line.
+
+use super::*;
+
+pub(super) fn parse_action(text: &str, line: u32) -> Result<Action, ScenarioError> {
+    let mut parts = text.trim().splitn(2, char::is_whitespace);
+    let verb = parts.next().unwrap_or_default();
+    let arg = parts.next().map(str::trim).unwrap_or_default();
+    Ok(match verb {
+        "acquire" => Action::Acquire,
+        "write" if !arg.is_empty() => Action::Write(arg.to_string()),
+        "write" => return Err(at(line, "write needs a value: `write v1`")),
+        "release" => Action::Release,
+        "pause" => Action::Pause,
+        "resume" => Action::Resume,
+        "kill" => Action::Kill,
+        "isolate" => Action::Isolate,
+        "heal" => Action::Heal,
+        other => {
+            return Err(at(line, format!("unknown action {other:?}; use acquire, write <value>, release, pause, resume, kill, isolate, heal")))
+        }
+    })
+}
+
+pub(super) fn parse_nemesis(text: &str, line: u32) -> Result<Control, ScenarioError> {
+    let t = text.trim();
+    let node = |rest: &str| {
+        let n = rest.trim();
+        if n.is_empty() {
+            Err(at(
+                line,
+                format!("{t:?} needs a node: `master`, `leader` or a short name such as redis-1"),
+            ))
+        } else {
+            Ok(n.to_string())
+        }
+    };
+    Ok(match t {
+        "heal" => Control::Heal,
+        "cut-replication" => Control::CutReplication,
+        _ if t.starts_with("pause ") => Control::PauseNode(node(&t[6..])?),
+        _ if t.starts_with("resume ") => Control::ResumeNode(node(&t[7..])?),
+        other => return Err(at(line, format!("unknown nemesis action {other:?}; use heal, cut-replication, pause <node>, resume <node> (worker faults are worker steps: pause, resume, kill, isolate)"))),
+    })
+}
+
+pub(super) fn parse_wait(
+    text: &str,
+    workers: &[String],
+    line: u32,
+) -> Result<Control, ScenarioError> {
+    let t = text.trim();
+    if t == "failover" {
+        return Ok(Control::Failover);
+    }
+    if let Some(w) = t.strip_prefix("lease-expired") {
+        let w = w.trim();
+        if !workers.iter().any(|x| x == w) {
+            return Err(at(
+                line,
+                format!("wait lease-expired names unknown worker {w:?}"),
+            ));
+        }
+        return Ok(Control::LeaseExpired(w.to_string()));
+    }
+    Dur::parse(t).map(Control::Sleep).map_err(|_| {
+        at(
+            line,
+            format!("unknown wait {t:?}; use `lease-expired <worker>`, `failover` or a duration such as 3s"),
+        )
+    })
+}
+
+pub(super) fn parse_expect(
+    text: &str,
+    workers: &[String],
+    line: u32,
+) -> Result<Expect, ScenarioError> {
+    let t = text.trim();
+    if t == "lock-held" {
+        return Ok(Expect::LockHeld);
+    }
+    if t == "acquired" {
+        return Ok(Expect::Acquired);
+    }
+    if let Some(rest) = t.strip_prefix("token") {
+        let rest = rest.trim();
+        let (op, other) = [
+            (">=", Cmp::Ge),
+            ("==", Cmp::Eq),
+            (">", Cmp::Gt),
+            ("<", Cmp::Lt),
+        ]
+        .into_iter()
+        .find_map(|(s, op)| rest.strip_prefix(s).map(|o| (op, o.trim())))
+        .ok_or_else(|| {
+            at(
+                line,
+                format!("cannot read token relation {t:?}; write e.g. `token > A.token`"),
+            )
+        })?;
+        let other = other
+            .strip_suffix(".token")
+            .filter(|w| workers.iter().any(|x| x == w))
+            .ok_or_else(|| {
+                at(
+                    line,
+                    format!("{t:?} must compare with `<worker>.token` of a known worker"),
+                )
+            })?;
+        return Ok(Expect::Token {
+            op,
+            other: other.to_string(),
+        });
+    }
+    if let Some(kind) = results::AnomalyKind::parse(t) {
+        return Ok(Expect::Anomaly(kind));
+    }
+    let result: results::OpResult = serde_json::from_value(serde_json::Value::String(t.to_string()))
+        .map_err(|_| at(line, format!("unknown expectation {t:?}; use acquired, accepted, rejected-stale-fence, rejected-duplicate, released, release-rejected-not-owner, lock-held or `token > <worker>.token`")))?;
+    Ok(Expect::Result(result))
+}

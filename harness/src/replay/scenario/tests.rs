@@ -1,0 +1,131 @@
+//! The specifications of `scenario`.
+
+use super::*;
+
+const STALE: &str = "name: stale-fence
+providers: [etcd]
+resource: strict
+ttl: 2s
+workers: [A, B]
+steps:
+  - A: acquire
+  - A: pause
+  - wait: lease-expired A
+  - B: acquire
+    expect: token > A.token
+  - B: write v2
+    expect: accepted
+  - A: resume
+  - A: write v1
+    expect: rejected-stale-fence
+  - A: release
+    expect: release-rejected-not-owner
+";
+
+#[test]
+fn parses_the_stale_fence_timeline() {
+    let s = parse(STALE).unwrap();
+    assert_eq!(s.workers, vec!["A", "B"]);
+    assert_eq!(s.steps.len(), 8);
+    assert_eq!(
+        s.steps[3],
+        Step::Worker {
+            worker: "B".into(),
+            action: Action::Acquire,
+            expect: Some(Expect::Token {
+                op: Cmp::Gt,
+                other: "A".into()
+            }),
+            line: 10
+        }
+    );
+    assert!(
+        matches!(&s.steps[2], Step::Control { control: Control::LeaseExpired(w), .. } if w == "A")
+    );
+}
+
+#[test]
+fn malformed_scenarios_name_their_line() {
+    let unknown_worker = STALE.replace("  - B: write v2", "  - C: write v2");
+    let e = parse(&unknown_worker).unwrap_err();
+    assert_eq!(e.line, 12, "{e}");
+    assert!(e.message.contains("unknown worker \"C\""), "{e}");
+
+    let before_acquire = STALE.replace("  - A: acquire\n", "  - A: write v0\n");
+    let e = parse(&before_acquire).unwrap_err();
+    assert_eq!(e.line, 7, "{e}");
+    assert!(e.message.contains("before its first acquire"), "{e}");
+
+    let unknown_action = STALE.replace("  - A: pause", "  - A: nap");
+    let e = parse(&unknown_action).unwrap_err();
+    assert_eq!(e.line, 8);
+    assert!(e.message.contains("unknown action \"nap\""), "{e}");
+
+    let bad_expect = STALE.replace("expect: accepted", "expect: fine");
+    assert!(parse(&bad_expect)
+        .unwrap_err()
+        .message
+        .contains("unknown expectation"));
+}
+
+#[test]
+fn nemesis_and_wait_steps_for_failover_and_the_options_of_a_replay() {
+    let text = "name: failover
+provider: redis-sentinel
+renewal: inline
+acquire_timeout: 300ms
+recovery_slack: 1s
+workers: [A, B]
+steps:
+  - nemesis: cut-replication
+  - A: acquire
+    expect: acquired
+  - nemesis: pause master
+  - wait: failover
+  - B: acquire
+    expect: token == A.token
+  - nemesis: resume redis-1
+expect_anomalies: [duplicate-token]
+";
+    let s = parse(text).unwrap();
+    assert_eq!(s.providers, vec!["redis-sentinel"]);
+    assert_eq!(s.renewal.as_deref(), Some("inline"));
+    assert_eq!(s.acquire_timeout, Some(Dur::from_millis(300)));
+    assert_eq!(s.recovery_slack, Some(Dur::secs(1)));
+    let controls: Vec<_> = s
+        .steps
+        .iter()
+        .filter_map(|st| match st {
+            Step::Control { control, .. } => Some(control.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        controls,
+        vec![
+            Control::CutReplication,
+            Control::PauseNode("master".into()),
+            Control::Failover,
+            Control::ResumeNode("redis-1".into())
+        ]
+    );
+    assert!(matches!(
+        &s.steps[1],
+        Step::Worker {
+            expect: Some(Expect::Acquired),
+            ..
+        }
+    ));
+
+    let e = parse(&text.replace("pause master", "pause")).unwrap_err();
+    assert_eq!(e.line, 11, "{e}");
+    let e = parse(&text.replace(
+        "  - wait: failover",
+        "  - wait: failover\n    expect: accepted",
+    ))
+    .unwrap_err();
+    assert_eq!(e.line, 12, "{e}");
+    assert!(e.message.contains("only an anomaly kind"), "{e}");
+    let e = parse(&text.replace("workers: [A, B]", "workers: [A, a]")).unwrap_err();
+    assert!(e.message.contains("named twice"), "{e}");
+}
