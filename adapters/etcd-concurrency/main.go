@@ -1,0 +1,230 @@
+// Token: the create revision of concurrency.Mutex's key (read with Get of m.Key()): waiters are served in create-revision order, so each new holder's key was created at a later etcd revision than any earlier holder's.
+//
+// fencecheck client adapter (protocol 1) for etcd's clientv3/concurrency Session and Mutex
+// (Debian golang-etcd-server-dev). JSON lines on stdin/stdout, free text on stderr;
+// see docs/adapters.md.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/clientv3"
+	"go.etcd.io/etcd/clientv3/concurrency"
+	"go.etcd.io/etcd/version"
+)
+
+// opTimeout bounds the calls that have no deadline of their own in the protocol (token read, unlock).
+const opTimeout = 5 * time.Second
+
+type msg map[string]interface{}
+
+var outMu sync.Mutex
+
+func send(m msg) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		b, _ = json.Marshal(msg{"type": "info", "error": err.Error(), "exception": true})
+	}
+	outMu.Lock()
+	os.Stdout.Write(append(b, '\n'))
+	outMu.Unlock()
+}
+
+type request struct {
+	ID               json.RawMessage `json:"id"`
+	Op               string          `json:"op"`
+	Lock             string          `json:"lock"`
+	Endpoints        []string        `json:"endpoints"`
+	TTLMs            int64           `json:"ttl_ms"`
+	AcquireTimeoutMs int64           `json:"acquire_timeout_ms"`
+}
+
+type adapter struct {
+	cli        *clientv3.Client
+	ttl        int // whole seconds, at least 1
+	acqTimeout time.Duration
+	prefix     string
+	sess       *concurrency.Session
+	mutex      *concurrency.Mutex // the current acquisition, nil when none
+	closing    chan struct{}
+}
+
+func reply(id json.RawMessage, typ string) msg { return msg{"id": id, "type": typ} }
+
+func info(id json.RawMessage, what string, err error) msg {
+	r := reply(id, "info")
+	r["error"] = what + ": " + err.Error()
+	return r
+}
+
+func (a *adapter) init(req *request) msg {
+	a.ttl = int((req.TTLMs + 999) / 1000)
+	if a.ttl < 1 {
+		a.ttl = 1
+	}
+	a.acqTimeout = time.Duration(req.AcquireTimeoutMs) * time.Millisecond
+	a.prefix = "/" + req.Lock
+	a.closing = make(chan struct{})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: req.Endpoints, DialTimeout: opTimeout})
+	if err == nil {
+		// clientv3.New does not wait for a connection: one bounded read proves the endpoints.
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		_, err = cli.Get(ctx, a.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+		cancel()
+		if err == nil {
+			a.cli = cli
+			_, err = a.session()
+		}
+		if err != nil {
+			cli.Close()
+		}
+	}
+	if err != nil {
+		r := reply(req.ID, "fail")
+		r["error"] = fmt.Sprintf("connect to %s: %v", strings.Join(req.Endpoints, ","), err)
+		return r
+	}
+	r := reply(req.ID, "ok")
+	r["library"] = "etcd clientv3/concurrency"
+	r["version"] = version.Version
+	r["token"] = "the create revision of the mutex's key"
+	r["capabilities"] = []string{"release", "events"}
+	return r
+}
+
+// session returns the live session, or a new one once the last one is done (its lease is gone).
+func (a *adapter) session() (*concurrency.Session, error) {
+	if a.sess != nil {
+		select {
+		case <-a.sess.Done():
+			a.sess = nil
+		default:
+			return a.sess, nil
+		}
+	}
+	s, err := concurrency.NewSession(a.cli, concurrency.WithTTL(a.ttl))
+	if err != nil {
+		return nil, err
+	}
+	a.sess = s
+	go func() {
+		select {
+		case <-s.Done():
+			select {
+			case <-a.closing:
+			default:
+				send(msg{"event": "lost", "detail": fmt.Sprintf("concurrency.Session done: lease %x orphaned or expired", s.Lease())})
+			}
+		case <-a.closing:
+		}
+	}()
+	return s, nil
+}
+
+func (a *adapter) acquire(id json.RawMessage) msg {
+	s, err := a.session()
+	if err != nil {
+		return info(id, "concurrency.NewSession", err)
+	}
+	m := concurrency.NewMutex(s, a.prefix)
+	ctx, cancel := context.WithTimeout(context.Background(), a.acqTimeout)
+	err = m.Lock(ctx)
+	cancel()
+	if err != nil {
+		// After a failed wait Lock deletes its key itself and, when that worked, Key() is "\x00".
+		if errors.Is(err, context.DeadlineExceeded) && m.Key() == "\x00" {
+			r := reply(id, "fail")
+			r["error"] = fmt.Sprintf("Mutex.Lock: %v (not acquired within %v)", err, a.acqTimeout)
+			return r
+		}
+		return info(id, "Mutex.Lock", err)
+	}
+	a.mutex = m
+	ctx, cancel = context.WithTimeout(context.Background(), opTimeout)
+	resp, err := a.cli.Get(ctx, m.Key())
+	cancel()
+	if err != nil {
+		return info(id, "get "+m.Key(), err)
+	}
+	if len(resp.Kvs) == 0 {
+		r := reply(id, "info")
+		r["error"] = "key " + m.Key() + " gone before its create revision was read"
+		return r
+	}
+	rev := resp.Kvs[0].CreateRevision
+	r := reply(id, "ok")
+	r["lease"] = fmt.Sprintf("%s@%d", m.Key(), rev)
+	r["token"] = rev
+	return r
+}
+
+func (a *adapter) release(id json.RawMessage) msg {
+	if a.mutex == nil {
+		r := reply(id, "fail")
+		r["error"] = "no acquisition to release"
+		return r
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	err := a.mutex.Unlock(ctx)
+	cancel()
+	if err != nil {
+		return info(id, "Mutex.Unlock", err)
+	}
+	a.mutex = nil
+	return reply(id, "ok")
+}
+
+// handle answers one request; a panic inside the library becomes an info reply with exception.
+func (a *adapter) handle(req *request) (r msg) {
+	defer func() {
+		if p := recover(); p != nil {
+			r = reply(req.ID, "info")
+			r["error"] = fmt.Sprintf("panic: %v", p)
+			r["exception"] = true
+		}
+	}()
+	switch req.Op {
+	case "init":
+		return a.init(req)
+	case "acquire":
+		return a.acquire(req.ID)
+	case "release":
+		return a.release(req.ID)
+	}
+	r = reply(req.ID, "fail")
+	r["error"] = "unsupported op " + req.Op
+	return r
+}
+
+func main() {
+	a := &adapter{}
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	for in.Scan() {
+		line := strings.TrimSpace(in.Text())
+		if line == "" {
+			continue
+		}
+		var req request
+		if err := json.Unmarshal([]byte(line), &req); err != nil {
+			fmt.Fprintf(os.Stderr, "etcd-concurrency adapter: bad request %q: %v\n", line, err)
+			continue
+		}
+		send(a.handle(&req))
+	}
+	if a.cli != nil {
+		close(a.closing)
+		if a.sess != nil {
+			a.sess.Close()
+		}
+		a.cli.Close()
+	}
+}
