@@ -212,16 +212,39 @@ impl Client for ZkLock {
                 Ok(c) => c,
                 Err(e) => return Completion::info(e),
             };
-            // Delete only the node whose czxid is our token: a node of the same path can only be
-            // ours, but the czxid check keeps the rule explicit.
-            match c.check_stat(&hold.lease).await {
-                Ok(Some(st))
-                    if Some(st.czxid as u64) == hold.token
-                        && st.ephemeral_owner == c.session_id().0 => {}
-                Ok(_) => return Completion::fail(NOT_OWNER),
+            let session = c.session_id().0;
+            // Delete only the node whose czxid is our token and whose owner is our session.
+            let stat = match c.check_stat(&hold.lease).await {
                 Err(zk::Error::SessionExpired) => return Completion::fail(NOT_OWNER),
-                Err(e) => return Completion::info(format!("stat {}: {e}", hold.lease)),
+                // The connection broke (after a pause the server has often closed it): whether
+                // the node is still there is asked again on a fresh session, the old session's
+                // id still naming who owns it.
+                Err(e) => {
+                    self.forget_session().await;
+                    let fresh = match self.client().await {
+                        Ok(f) => f,
+                        Err(e2) => {
+                            return Completion::info(format!("stat {}: {e}; {e2}", hold.lease))
+                        }
+                    };
+                    match fresh.check_stat(&hold.lease).await {
+                        Ok(st) => st,
+                        Err(e2) => {
+                            return Completion::info(format!("stat {}: {e}, then {e2}", hold.lease))
+                        }
+                    }
+                }
+                Ok(st) => st,
+            };
+            match stat {
+                Some(st)
+                    if Some(st.czxid as u64) == hold.token && st.ephemeral_owner == session => {}
+                _ => return Completion::fail(NOT_OWNER),
             }
+            let c = match self.client().await {
+                Ok(c) => c,
+                Err(e) => return Completion::info(e),
+            };
             match c.delete(&hold.lease, None).await {
                 Ok(()) => Completion::Ok(()),
                 Err(zk::Error::NoNode) | Err(zk::Error::SessionExpired) => {
