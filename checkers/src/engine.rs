@@ -51,6 +51,9 @@ pub struct Engine {
     seen: [u64; ROUTES],
     /// Nodes that died outside the fault plan: (node, time).
     unplanned: Vec<(String, u64)>,
+    /// Outcomes where the client library raised what it does not document: how many, and the
+    /// first one's index and message.
+    exceptions: (u64, Option<(u64, String)>),
     resource_entries: u64,
     last_time: Option<u64>,
     resource_log: ResourceLog,
@@ -136,6 +139,7 @@ impl Engine {
             events: 0,
             seen: [0; ROUTES],
             unplanned: Vec::new(),
+            exceptions: (0, None),
             resource_entries: 0,
             last_time: None,
             resource_log: ResourceLog::Present,
@@ -148,6 +152,11 @@ impl Engine {
         self.last_time = Some(self.last_time.map_or(e.time, |t| t.max(e.time)));
         let route = route(Interests::of(e));
         self.seen[route] += 1;
+        if e.exception {
+            self.exceptions.0 += 1;
+            let why = e.error.as_deref().unwrap_or("no message").to_string();
+            self.exceptions.1.get_or_insert((e.index, why));
+        }
         if matches!(&e.f, F::Start(f) if f == NODE_DIED) {
             let time = e.time;
             self.unplanned
@@ -252,6 +261,20 @@ impl Engine {
         self.resource_log = ResourceLog::Missing(why);
     }
 
+    /// How many acquires and writes completed ok, failed and stayed indeterminate: what the
+    /// run exercised, in the summary's words.
+    fn operations(&self) -> serde_json::Value {
+        let count = |op: Interests, kind: OpType| self.seen[route(op.only(kind))];
+        let one = |op: Interests| {
+            json!({
+                "ok": count(op, OpType::Ok),
+                "fail": count(op, OpType::Fail),
+                "info": count(op, OpType::Info),
+            })
+        };
+        json!({ "acquire": one(Interests::ACQUIRE), "write": one(Interests::WRITE) })
+    }
+
     /// Why the run cannot vouch for anything (DESIGN.md "What a verdict may claim"): acquires
     /// were attempted and none succeeded, or writes were attempted and the resource decided
     /// none. A run that never held the lock or never had a write decided tested nothing.
@@ -293,12 +316,22 @@ impl Engine {
         verdict
             .stats
             .insert("resource_entries".into(), json!(self.resource_entries));
+        verdict.stats.insert("operations".into(), self.operations());
         if self.events == 0 {
             verdict
                 .unknown_reasons
                 .push("the history is empty: nothing was recorded".into());
         }
         verdict.unknown_reasons.extend(self.exercised_nothing());
+        if let (n, Some((index, why))) = &self.exceptions {
+            // A library bug is shown, never folded into a valid verdict.
+            verdict.unknown_reasons.push(format!(
+                "the client library raised an error it does not document {n} time{} (first at \
+                 history index {index}: {why})",
+                if *n == 1 { "" } else { "s" }
+            ));
+            verdict.stats.insert("client_exceptions".into(), json!(n));
+        }
         if !self.unplanned.is_empty() {
             let exits: Vec<_> = self
                 .unplanned

@@ -37,7 +37,7 @@ pub(crate) async fn resolve<T: Topology>(topo: &T, step: &Step) -> Resolved {
         None => Err(Resolved::NoTarget(why)),
     };
     let r = match step.fault {
-        FaultKind::PauseHolder | FaultKind::KillHolder => {
+        FaultKind::PauseHolder | FaultKind::KillHolder | FaultKind::IsolateHolder => {
             one(topo.holder().await, "no worker holds the lock")
         }
         FaultKind::PauseWorker | FaultKind::KillWorker | FaultKind::IsolateWorker => {
@@ -70,7 +70,7 @@ pub(crate) async fn resolve<T: Topology>(topo: &T, step: &Step) -> Resolved {
         FaultKind::IsolateLeader => {
             Resolved::Partition(Grudge::isolate(&target, &topo.nodes()), vec![target])
         }
-        FaultKind::IsolateWorker => {
+        FaultKind::IsolateWorker | FaultKind::IsolateHolder => {
             Resolved::Partition(Grudge::isolate_worker(&target, &topo.nodes()), vec![target])
         }
         FaultKind::IsolateResource => {

@@ -218,6 +218,10 @@ pub struct Event {
     /// Why an operation is `fail` or `info` (an addition to DESIGN.md's fields, for humans).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The client library raised something its documentation does not list as an operational
+    /// error (a bug, not a fault): a verdict with one is at best unknown.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exception: bool,
 }
 
 impl Event {
@@ -239,6 +243,7 @@ impl Event {
             result: None,
             highest_before: None,
             error: None,
+            exception: false,
         }
     }
 

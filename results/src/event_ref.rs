@@ -31,6 +31,8 @@ pub struct EventRef<'a> {
     pub targets: Vec<Cow<'a, str>>,
     /// The event's `error` (why an operation failed; a nemesis start that was skipped).
     pub error: Option<Cow<'a, str>>,
+    /// The client library raised what it does not document (see [`Event::exception`]).
+    pub exception: bool,
 }
 
 /// One resource-log entry as the checkers see it (`value` is not kept).
@@ -74,6 +76,7 @@ impl Event {
                 .map(|t| Cow::Borrowed(t.as_str()))
                 .collect(),
             error: opt(&self.error),
+            exception: self.exception,
         }
     }
 }

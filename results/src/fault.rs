@@ -38,6 +38,9 @@ pub enum FaultKind {
     MajoritiesRing,
     /// Cut one worker off from the lock service (not from the resource).
     IsolateWorker,
+    /// Cut the worker holding the lock off from the lock service (not from the resource): its
+    /// session or lease runs out while it can still write.
+    IsolateHolder,
     /// Cut the resource off from every worker and node.
     IsolateResource,
     /// Pause the master so that the sentinels promote a replica (Redis Sentinel only).
@@ -45,7 +48,7 @@ pub enum FaultKind {
 }
 
 /// Every fault, in the order `--help` lists them.
-pub const ALL_FAULTS: [FaultKind; 14] = [
+pub const ALL_FAULTS: [FaultKind; 15] = [
     FaultKind::PauseHolder,
     FaultKind::PauseWorker,
     FaultKind::KillHolder,
@@ -58,6 +61,7 @@ pub const ALL_FAULTS: [FaultKind; 14] = [
     FaultKind::Halves,
     FaultKind::MajoritiesRing,
     FaultKind::IsolateWorker,
+    FaultKind::IsolateHolder,
     FaultKind::IsolateResource,
     FaultKind::Failover,
 ];
@@ -77,6 +81,7 @@ impl FaultKind {
             FaultKind::Halves => "halves",
             FaultKind::MajoritiesRing => "majorities-ring",
             FaultKind::IsolateWorker => "isolate-worker",
+            FaultKind::IsolateHolder => "isolate-holder",
             FaultKind::IsolateResource => "isolate-resource",
             FaultKind::Failover => "failover",
         }
@@ -90,6 +95,7 @@ impl FaultKind {
                 | FaultKind::Halves
                 | FaultKind::MajoritiesRing
                 | FaultKind::IsolateWorker
+                | FaultKind::IsolateHolder
                 | FaultKind::IsolateResource
         )
     }
@@ -102,7 +108,8 @@ impl FaultKind {
             | FaultKind::PauseWorker
             | FaultKind::KillHolder
             | FaultKind::KillWorker
-            | FaultKind::IsolateWorker => Scope::Workers,
+            | FaultKind::IsolateWorker
+            | FaultKind::IsolateHolder => Scope::Workers,
             FaultKind::IsolateResource => Scope::Resource,
             FaultKind::PauseNode
             | FaultKind::PauseLeader

@@ -17,7 +17,17 @@ pub enum Completion<T> {
     Info(String),
 }
 
+/// How an `Info` says the client library raised something its documentation does not list as
+/// an operational error (a bug, not a fault): the worker marks the history's outcome
+/// `exception`, and the verdict is then at best unknown.
+pub const EXCEPTION: &str = "library exception: ";
+
 impl<T> Completion<T> {
+    /// `Info` for a library exception (see [`EXCEPTION`]).
+    pub fn exception(why: impl fmt::Display) -> Self {
+        Completion::Info(format!("{EXCEPTION}{why}"))
+    }
+
     /// `Info` with the message prefixed "indeterminate: ".
     pub fn info(why: impl fmt::Display) -> Self {
         Completion::Info(format!("indeterminate: {why}"))

@@ -72,6 +72,9 @@ pub struct Outcome {
     /// The counter value written (increment) or read (read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<i64>,
+    /// The client library raised what it does not document (see `client::EXCEPTION`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exception: bool,
 }
 
 impl Outcome {
@@ -85,12 +88,15 @@ impl Outcome {
             highest_before: None,
             error: None,
             value: None,
+            exception: false,
         }
     }
 
     pub fn with_error(kind: OpType, error: impl Into<String>) -> Self {
+        let error = error.into();
         Outcome {
-            error: Some(error.into()),
+            exception: kind == OpType::Info && error.starts_with(crate::client::EXCEPTION),
+            error: Some(error),
             ..Outcome::bare(kind)
         }
     }

@@ -53,6 +53,18 @@ pub fn render(verdict: &Verdict, run_dir: &Path, rerun: &str) -> String {
             );
         }
     }
+    if let Some(ops) = verdict.stats.get("operations") {
+        let part = |op: &str| {
+            let n = |t: &str| ops[op][t].as_u64().unwrap_or(0);
+            format!(
+                "{op} {} ok / {} fail / {} info",
+                n("ok"),
+                n("fail"),
+                n("info")
+            )
+        };
+        let _ = writeln!(out, "operations: {} · {}", part("acquire"), part("write"));
+    }
     for reason in &verdict.unknown_reasons {
         let _ = writeln!(out, "unknown: {reason}");
     }

@@ -33,6 +33,7 @@ impl EventRef<'_> {
             Ok(EventRef {
                 targets,
                 error: owned(e.error),
+                exception: e.exception,
                 index: e.index,
                 time: e.time,
                 process: e.process,
@@ -150,6 +151,7 @@ fn event_field(k: &str) -> Option<u32> {
         "result" => 12,
         "highest_before" => 13,
         "error" => 14,
+        "exception" => 15,
         _ => return None,
     })
 }
@@ -173,6 +175,7 @@ pub(super) fn fast_event(line: &str) -> Result<EventRef<'_>, Fallback> {
         int_value: None,
         targets: Vec::new(),
         error: None,
+        exception: false,
     };
     let mut seen = 0u32;
     scan_object(
@@ -222,7 +225,13 @@ pub(super) fn fast_event(line: &str) -> Result<EventRef<'_>, Fallback> {
                     }
                 }
                 13 => e.highest_before = opt_u64(v)?,
-                _ => e.error = opt_str(v)?,
+                14 => e.error = opt_str(v)?,
+                _ => {
+                    e.exception = match v {
+                        Raw::Bool(b) => b,
+                        _ => return Err(Fallback),
+                    }
+                }
             }
             Ok(())
         },

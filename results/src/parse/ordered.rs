@@ -203,6 +203,7 @@ pub(crate) fn event(line: &str) -> Option<EventRef<'_>> {
     };
     let highest_before = c.opt_u64(b",\"highest_before\":")?;
     let error = c.opt_str(b",\"error\":")?;
+    let exception = c.lit(b",\"exception\":true");
     c.end()?;
     Some(EventRef {
         index,
@@ -221,6 +222,7 @@ pub(crate) fn event(line: &str) -> Option<EventRef<'_>> {
         int_value,
         targets: Vec::new(),
         error,
+        exception,
     })
 }
 

@@ -276,6 +276,7 @@ impl Session {
                 done.result = outcome.result;
                 done.highest_before = outcome.highest_before;
                 done.error = outcome.error.clone();
+                done.exception = outcome.exception;
                 if let Some(v) = outcome.value {
                     done.value = Some(serde_json::json!(v));
                 }
