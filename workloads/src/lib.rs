@@ -3,6 +3,7 @@
 //! (Modules are added by the issues that build them: recipes and the worker by the "workers and
 //! lock recipes" issue, the resource and the counter workload by the "fenced resources" issue.)
 
+pub mod adapter;
 pub mod client;
 pub mod config;
 pub mod counter;

@@ -19,6 +19,8 @@ pub struct Worker {
     client: Arc<dyn Client>,
     resource: Box<dyn ResourceWriter>,
     cfg: RecipeConfig,
+    /// What the worker's hello says it runs: its recipe, or the library behind its adapter.
+    client_label: String,
     discipline: Discipline,
     current: Option<Tracker>,
     counter: Option<Arc<dyn Counter>>,
@@ -30,7 +32,7 @@ impl std::fmt::Debug for Worker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Worker")
             .field("name", &self.name)
-            .field("recipe", &self.cfg.recipe)
+            .field("client", &self.client_label)
             .finish()
     }
 }
@@ -48,6 +50,7 @@ impl Worker {
             name: name.into(),
             client,
             resource,
+            client_label: cfg.recipe.to_string(),
             cfg,
             discipline,
             current: None,
@@ -63,8 +66,15 @@ impl Worker {
         self
     }
 
-    pub fn recipe(&self) -> crate::config::RecipeKind {
-        self.cfg.recipe
+    /// Names the lock client in the worker's hello (a library behind an adapter, say).
+    pub fn with_client_label(mut self, label: impl Into<String>) -> Self {
+        self.client_label = label.into();
+        self
+    }
+
+    /// What the worker runs: its recipe, or the library behind its adapter.
+    pub fn client_label(&self) -> &str {
+        &self.client_label
     }
 
     /// Executes one request to completion.

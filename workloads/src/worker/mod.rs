@@ -54,7 +54,7 @@ where
     }));
     let hello = Message::Hello {
         name: worker.name.clone(),
-        recipe: worker.recipe().to_string(),
+        recipe: worker.client_label().to_string(),
     };
     write_line(&mut wr, &hello).await?;
     let result = loop {
