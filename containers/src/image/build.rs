@@ -28,6 +28,12 @@ pub enum ImageError {
         dockerfile: String,
         debootstrap: String,
     },
+    #[error(
+        "could not build the client image {tag} ({why}): its Dockerfile installs Debian packages \
+         inside a container FROM the node image, so the Debian mirror must be reachable from \
+         containers; see the build output above, then run `fencecheck image build --client` again"
+    )]
+    ClientBuild { tag: String, why: String },
 }
 
 /// How the image came to be.

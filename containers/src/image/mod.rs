@@ -2,11 +2,14 @@
 //! the network tools, built from Debian's packages because no registry may be reachable.
 //!
 //! Its tag carries a hash of the package list (`harness/image/packages.txt`, compiled in), so an
-//! edited list builds a new image and an unchanged one is reused.
+//! edited list builds a new image and an unchanged one is reused. The client image
+//! ([`client`]) adds the lock libraries under test on top of it.
 
-mod build;
+pub mod build;
+pub mod client;
 
 pub use build::{build, BuildMethod, BuildOptions, ImageError};
+pub use client::{build_client, client_image_tag};
 
 use sha2::{Digest, Sha256};
 
@@ -64,6 +67,57 @@ pub async fn status(docker: &bollard::Docker, tag: &str) -> Result<ImageStatus, 
         }),
         Err(e) => Err(ImageError::Docker(e.to_string())),
     }
+}
+
+/// The installed version of each of `packages` in the image `tag`, read by `dpkg-query` in a
+/// throw-away container (no network, labelled, removed at exit); a package not installed is
+/// missing from the answer.
+pub fn installed_versions(tag: &str, packages: &[&str]) -> Vec<(String, String)> {
+    let label = format!(
+        "{}=image-status-{}",
+        crate::docker::RUN_LABEL,
+        std::process::id()
+    );
+    let mut command = std::process::Command::new("docker");
+    command.args(["run", "--rm", "--network", "none", "--label", &label, tag]);
+    command.args(["dpkg-query", "-W", "-f", "${Package} ${Version}\\n"]);
+    command.args(packages);
+    let Ok(out) = command.output() else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(p, v)| (p.to_string(), v.to_string()))
+        .collect()
+}
+
+/// A small text file's contents inside the image `tag` (`None` when it is not there), read like
+/// [`installed_versions`].
+pub fn file_in_image(tag: &str, path: &str) -> Option<String> {
+    let label = format!(
+        "{}=image-status-{}",
+        crate::docker::RUN_LABEL,
+        std::process::id()
+    );
+    let out = std::process::Command::new("docker")
+        .args([
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            "--label",
+            &label,
+            tag,
+            "cat",
+            path,
+        ])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 #[cfg(test)]
