@@ -27,8 +27,11 @@ enum Command {
     Replay(commands::replay::Args),
     /// Run a grid of tests and write one comparison table.
     Matrix(commands::matrix::Args),
-    /// Build or inspect the node image.
+    /// Build or inspect the node image (and, with --client, the client image).
     Image(commands::image::Args),
+    /// List the lock clients a test can name: shipped adapters with their library versions,
+    /// and fencecheck's own recipes.
+    Clients(commands::clients::Args),
     /// Remove every container and network fencecheck left behind.
     Clean(commands::clean::Args),
     /// Start one cluster by hand and keep it up until Ctrl-C.
@@ -62,6 +65,7 @@ fn main() -> ExitCode {
         Command::Replay(a) => commands::replay::run(a),
         Command::Matrix(a) => commands::matrix::run(a),
         Command::Image(a) => commands::image::run(a),
+        Command::Clients(a) => commands::clients::run(a),
         Command::Clean(a) => commands::clean::run(a),
         Command::Cluster(a) => commands::cluster::run(a),
         Command::Bench(a) => commands::bench::run(a),

@@ -1,6 +1,7 @@
 //! `fencecheck image build|status`: the node image every container runs (etcd, ZooKeeper,
-//! Redis + sentinel, PostgreSQL, iptables...). `build` reuses an image whose tag (hash of the
-//! package list) is present; `status` says whether it is there and what it holds.
+//! Redis + sentinel, PostgreSQL, iptables...), and with `--client` the client image adapters
+//! run in. `build` reuses an image whose tag (a hash of its inputs) is present; `status` says
+//! whether it is there and what it holds.
 
 use anyhow::Context;
 use containers::docker::connect;
@@ -40,6 +41,10 @@ pub struct BuildArgs {
     /// Debian mirror for debootstrap (default: the host's apt mirror).
     #[arg(long, value_name = "URL")]
     pub mirror: Option<String>,
+    /// Build the client image too (the node image plus the lock libraries of the shipped
+    /// adapters; runs with `--client` build it on first use).
+    #[arg(long)]
+    pub client: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
@@ -79,6 +84,14 @@ fn build_image(args: BuildArgs) -> anyhow::Result<u8> {
         }
     };
     println!("{}: {how}", options.tag);
+    if args.client {
+        let started = Instant::now();
+        let how = match image::build_client(args.force)? {
+            BuildMethod::Reused => "present, reused".to_string(),
+            _ => format!("built in {:.0?}", started.elapsed()),
+        };
+        println!("{}: {how}", image::client_image_tag());
+    }
     Ok(0)
 }
 
@@ -94,7 +107,7 @@ async fn status(docker: &containers::docker::Docker) -> anyhow::Result<u8> {
     }
     println!("package list (harness/image/packages.txt, compiled in):");
     let versions = if status.present {
-        installed_versions(&tag)
+        image::installed_versions(&tag, &image::packages(image::PACKAGES_TXT))
     } else {
         Vec::new()
     };
@@ -107,25 +120,4 @@ async fn status(docker: &containers::docker::Docker) -> anyhow::Result<u8> {
         println!("  {package:<20} {version}");
     }
     Ok(0)
-}
-
-/// `dpkg-query` inside a throwaway container (no network, labelled, removed at exit).
-fn installed_versions(tag: &str) -> Vec<(String, String)> {
-    let label = format!(
-        "{}=image-status-{}",
-        containers::docker::RUN_LABEL,
-        std::process::id()
-    );
-    let mut command = std::process::Command::new("docker");
-    command.args(["run", "--rm", "--network", "none", "--label", &label, tag]);
-    command.args(["dpkg-query", "-W", "-f", "${Package} ${Version}\\n"]);
-    command.args(image::packages(image::PACKAGES_TXT));
-    let Ok(out) = command.output() else {
-        return Vec::new();
-    };
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_once(' '))
-        .map(|(p, v)| (p.to_string(), v.to_string()))
-        .collect()
 }

@@ -7,6 +7,7 @@ pub mod bench_resource;
 pub mod bench_startup;
 pub mod check;
 pub mod clean;
+pub mod clients;
 pub mod cluster;
 pub mod image;
 pub mod matrix;

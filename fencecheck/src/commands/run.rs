@@ -44,6 +44,17 @@ pub struct Args {
     /// Lock recipe (default: the provider's; etcd-lease for etcd).
     #[arg(long, value_parser = one_of(RecipeKind::ALL.map(RecipeKind::as_str)))]
     pub recipe: Option<String>,
+    /// A lock library under test, through its shipped adapter (`fencecheck clients` lists
+    /// them: kazoo, curator, etcd-concurrency, redis-py, python-etcd3); the provider follows.
+    #[arg(long, conflicts_with_all = ["recipe", "client_cmd"])]
+    pub client: Option<String>,
+    /// Your own adapter (docs/adapters.md): the command each worker starts, run with `sh -c` in
+    /// --client-dir inside the client image; needs --provider.
+    #[arg(long, conflicts_with = "recipe")]
+    pub client_cmd: Option<String>,
+    /// Your adapter's folder, mounted read-only into each worker at /client.
+    #[arg(long, requires = "client_cmd")]
+    pub client_dir: Option<PathBuf>,
     /// Protected resource (default strict; `none` is the unfenced contrast).
     #[arg(long, value_parser = one_of(ResourceKind::ALL.map(ResourceKind::as_str)))]
     pub resource: Option<String>,
@@ -96,6 +107,9 @@ impl Args {
             name: self.name.clone(),
             provider: self.provider.clone(),
             recipe: self.recipe.clone(),
+            client: self.client.clone(),
+            client_cmd: self.client_cmd.clone(),
+            client_dir: self.client_dir.clone(),
             resource: self.resource.clone(),
             workload: self.workload.clone(),
             counter_store: self.counter_store.clone(),

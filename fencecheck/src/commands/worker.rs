@@ -2,15 +2,20 @@
 //! container on the run's network (the harness's binary bind-mounted), serving the control
 //! protocol of `workloads::protocol` on `--listen` (published on 127.0.0.1). Everything it does
 //! lives in `workloads::worker`; this file turns flags into a validated recipe config, connects
-//! the recipe and the resource client, and serves until killed.
+//! the lock client (one of fencecheck's recipes, or a library behind its adapter, started here
+//! as a child process) and the resource client, and serves until killed.
 //!
 //! On start it prints `fencecheck worker: <name> listening on <addr>` to stderr.
 
 use anyhow::Context;
 use results::RunClock;
+use std::sync::Arc;
 use std::time::Duration;
-use workloads::config::{Discipline, RawRecipeConfig, RecipeKind};
+use workloads::adapter::{AdapterClient, Init, Program, INIT_DEADLINE, PROTOCOL};
+use workloads::client::Client;
+use workloads::config::{Discipline, RawRecipeConfig, RecipeConfig, RecipeKind};
 use workloads::fenced_write::{MemoryMode, MemoryResource, ResourceWriter};
+use workloads::kinds::Provider;
 use workloads::recipes::Target;
 use workloads::worker::Worker;
 
@@ -23,9 +28,28 @@ pub struct Args {
     /// This worker's name (the `owner` of its acquisitions).
     #[arg(long, default_value = "worker")]
     pub name: String,
-    /// etcd-lease | etcd-lock | zk-lock | redis-lock | redis-lock-del | redlock | redis-sentinel | memory
-    #[arg(long, value_parser = |s: &str| s.parse::<RecipeKind>())]
-    pub recipe: RecipeKind,
+    /// One of fencecheck's recipes (`fencecheck run --help` lists them); or `--client-cmd`.
+    #[arg(long, value_parser = |s: &str| s.parse::<RecipeKind>(), required_unless_present = "client_cmd")]
+    pub recipe: Option<RecipeKind>,
+    /// A client adapter to start as a child (`sh -c <command>`, protocol of docs/adapters.md)
+    /// instead of a recipe; needs `--provider` and `--lock`.
+    #[arg(long, conflicts_with = "recipe", requires_all = ["provider", "lock"])]
+    pub client_cmd: Option<String>,
+    /// The adapter's name in messages (a shipped adapter's folder name, or `own`).
+    #[arg(long, default_value = "own")]
+    pub client_name: String,
+    /// Where the adapter's command runs (its folder, mounted into this container).
+    #[arg(long)]
+    pub client_dir: Option<std::path::PathBuf>,
+    /// The test's `client_options`, as JSON, passed to the adapter's `init` unchanged.
+    #[arg(long, default_value = "{}", value_parser = |s: &str| serde_json::from_str::<serde_json::Value>(s).map_err(|e| e.to_string()))]
+    pub client_options: serde_json::Value,
+    /// Refuse to serve if the adapter reports no fence token (the resource needs one).
+    #[arg(long)]
+    pub require_token: bool,
+    /// The lock's name (the adapter is started for one lock).
+    #[arg(long)]
+    pub lock: Option<String>,
     /// The provider (etcd, zookeeper, redis, redlock, redis-sentinel, memory); checked against
     /// the recipe when given.
     #[arg(long)]
@@ -70,14 +94,25 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    if let Some(p) = &args.provider {
-        let expected = args.recipe.provider().as_str();
-        anyhow::ensure!(
-            p == expected,
-            "--provider {p} does not run --recipe {}: that recipe needs --provider {expected}",
-            args.recipe
-        );
-    }
+    let provider = match &args.provider {
+        Some(p) => Some(Provider::parse(p).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--provider {p}: not a provider (one of {})",
+                Provider::names()
+            )
+        })?),
+        None => None,
+    };
+    // An adapter is held to its provider's rules (etcd leases are whole seconds, ...).
+    let recipe = match (args.recipe, provider) {
+        (Some(r), Some(p)) if r.provider() != p => anyhow::bail!(
+            "--provider {p} does not run --recipe {r}: that recipe needs --provider {}",
+            r.provider()
+        ),
+        (Some(r), _) => r,
+        (None, Some(p)) => p.default_recipe(),
+        (None, None) => anyhow::bail!("--client-cmd needs --provider"),
+    };
     let cfg = RawRecipeConfig {
         ttl: args.ttl,
         renew_interval: args.renew_interval,
@@ -85,7 +120,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         op_timeout: args.op_timeout,
         acquire_timeout: args.acquire_timeout,
     }
-    .validate(args.recipe)
+    .validate(recipe)
     .map_err(|e| anyhow::anyhow!("--{}", e.to_string().replacen('_', "-", 1)))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -96,19 +131,24 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         let clock = args
             .clock_start
             .map_or_else(RunClock::start, RunClock::from_start);
-        let target = Target {
-            endpoints: args.endpoints.clone(),
-            sentinel_master: args.sentinel_master.clone(),
+        let (client, label) = match &args.client_cmd {
+            Some(command) => start_adapter(&args, command, recipe.provider(), cfg.clone()).await?,
+            None => {
+                let target = Target {
+                    endpoints: args.endpoints.clone(),
+                    sentinel_master: args.sentinel_master.clone(),
+                };
+                let client = workloads::recipes::connect(&target, &args.name, cfg.clone())
+                    .await
+                    .map_err(|e| {
+                        anyhow::anyhow!(
+                            "--recipe {recipe} --endpoints {}: {e}",
+                            args.endpoints.join(",")
+                        )
+                    })?;
+                (client, recipe.to_string())
+            }
         };
-        let client = workloads::recipes::connect(&target, &args.name, cfg.clone())
-            .await
-            .map_err(|e| {
-                anyhow::anyhow!(
-                    "--recipe {} --endpoints {}: {e}",
-                    args.recipe,
-                    args.endpoints.join(",")
-                )
-            })?;
         let resource: Box<dyn ResourceWriter> = match &args.resource {
             Some(addr) => Box::new(
                 connect_resource(addr, Duration::from_secs(30))
@@ -117,7 +157,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             ),
             None => Box::new(MemoryResource::new(MemoryMode::Strict, clock)),
         };
-        let mut worker = Worker::new(&args.name, client, resource, cfg, args.discipline);
+        let mut worker = Worker::new(&args.name, client, resource, cfg, args.discipline)
+            .with_client_label(label);
         if let Some(target) = &args.counter_store {
             let counter = workloads::counter_guard::open(target, &args.endpoints)
                 .await
@@ -133,6 +174,51 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             .with_context(|| format!("--listen {}", args.listen))?;
         Ok(0)
     })
+}
+
+/// Starts the adapter and shakes hands with it; the label names the library it reported.
+async fn start_adapter(
+    args: &Args,
+    command: &str,
+    provider: Provider,
+    cfg: RecipeConfig,
+) -> anyhow::Result<(Arc<dyn Client>, String)> {
+    let init = Init {
+        protocol: PROTOCOL,
+        worker: args.name.clone(),
+        lock: args.lock.clone().unwrap_or_default(),
+        provider: provider.to_string(),
+        endpoints: args.endpoints.clone(),
+        ttl_ms: cfg.ttl.as_millis() as u64,
+        acquire_timeout_ms: cfg.acquire_timeout.as_millis() as u64,
+        options: args.client_options.clone(),
+    };
+    let program = Program {
+        command: command.to_string(),
+        dir: args.client_dir.clone(),
+    };
+    let name = &args.client_name;
+    let adapter = AdapterClient::start(name, Box::new(program), init, INIT_DEADLINE, cfg)
+        .await
+        .map_err(|e| anyhow::anyhow!("--client-cmd {command:?}: {e}"))?;
+    let d = adapter.described().clone();
+    eprintln!(
+        "fencecheck worker: adapter {name}: {} {}, token: {}",
+        d.library,
+        d.version,
+        d.token.as_deref().unwrap_or("none")
+    );
+    anyhow::ensure!(
+        d.token.is_some() || !args.require_token,
+        "adapter {name} ({} {}) reports no fence token, and the test's resource decides writes \
+         by token: use resource none (stale writes are then judged by grant order)",
+        d.library,
+        d.version
+    );
+    Ok((
+        Arc::new(adapter),
+        format!("{name} ({} {})", d.library, d.version),
+    ))
 }
 
 /// Retries while the resource container starts.

@@ -4,4 +4,5 @@
 mod support;
 
 mod check;
+mod docs;
 mod errors;

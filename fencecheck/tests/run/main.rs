@@ -3,6 +3,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod adapter_memory;
 mod counter;
 mod matrix_memory;
 mod memory;

@@ -5,13 +5,16 @@
 //!   instead; it returns typed pieces, so nothing downstream parses again.
 //! - [`plan`]: the resolved test; [`plan_file`]: the same written out as each run's `test.yaml`.
 //! - [`duration`]: `2s` / `500ms` durations.
+//! - [`clients`]: the lock clients a test can name (recipes, shipped and own adapters).
 
+pub mod clients;
 pub mod duration;
 pub mod plan;
 pub mod plan_file;
 pub mod raw;
 pub mod validate;
 
+pub use clients::{AdapterPlan, LockClient};
 pub use duration::Dur;
 pub use plan::{
     CounterStore, Discipline, Faults, MemoryBug, Provider, RecipeKind, ResourceKind, TestPlan,

@@ -5,6 +5,7 @@
 //! can be repeated exactly and `fencecheck check` can read `ttl`, `recovery_slack` and
 //! `fail_on` from it.
 
+use super::clients::LockClient;
 use super::duration::Dur;
 use nemesis::{FaultKind, Plan};
 use results::AnomalyKind;
@@ -59,7 +60,8 @@ pub struct Faults {
 pub struct TestPlan {
     pub name: String,
     pub provider: Provider,
-    pub recipe: RecipeKind,
+    /// Who takes the lock: a recipe of fencecheck's, or a library behind its adapter.
+    pub client: LockClient,
     pub resource: ResourceKind,
     pub workload: Workload,
     pub workers: u32,
@@ -83,6 +85,8 @@ pub struct TestPlan {
     /// After the final heal: how long every worker has to acquire once (liveness).
     pub recovery: Dur,
     pub image: String,
+    /// The image adapter workers run in (a client adapter in containers only).
+    pub client_image: Option<String>,
     /// Bugs planted in the in-memory lock service (provider `memory` only).
     pub memory_bugs: Vec<MemoryBug>,
 }

@@ -2,8 +2,9 @@
 //! that `fencecheck run --config` repeats exactly), every default resolved, and the fault plan
 //! drawn from the seed spelled out as timeline lines.
 
+use super::clients::LockClient;
 use super::duration::Dur;
-use super::plan::{Discipline, TestPlan};
+use super::plan::{Discipline, Provider, TestPlan};
 use serde::Serialize;
 use workloads::config::{OnSuspect, Renewal};
 
@@ -12,7 +13,16 @@ use workloads::config::{OnSuspect, Renewal};
 struct PlanFile<'a> {
     name: &'a str,
     provider: &'static str,
-    recipe: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recipe: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client_cmd: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client_dir: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client_options: Option<&'a serde_json::Value>,
     resource: &'static str,
     workload: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -39,6 +49,8 @@ struct PlanFile<'a> {
     recovery_slack: Dur,
     recovery: Dur,
     image: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client_image: Option<&'a str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     memory_bugs: Vec<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -65,10 +77,23 @@ pub fn discipline_keys(d: Discipline) -> (&'static str, &'static str) {
 pub fn to_yaml(plan: &TestPlan) -> Result<String, String> {
     let (discipline, renewal) = discipline_keys(plan.discipline);
     let f = &plan.faults;
+    let adapter = plan.client.adapter();
+    let own = adapter.filter(|a| !a.shipped && a.provider != Provider::Memory);
     let file = PlanFile {
         name: &plan.name,
         provider: plan.provider.as_str(),
-        recipe: plan.recipe.as_str(),
+        recipe: match plan.client {
+            LockClient::Recipe(r) => Some(r.as_str()),
+            LockClient::Adapter(_) => None,
+        },
+        client: adapter.filter(|_| own.is_none()).map(|a| a.name.as_str()),
+        client_cmd: own.map(|a| a.command.as_str()),
+        client_dir: own
+            .and_then(|a| a.dir.as_ref())
+            .map(|d| d.display().to_string()),
+        client_options: adapter
+            .map(|a| &a.options)
+            .filter(|o| o.as_object().is_some_and(|m| !m.is_empty())),
         resource: plan.resource.as_str(),
         workload: plan.workload.as_str(),
         counter_store: plan.workload.counter_store().map(|s| s.as_str()),
@@ -92,6 +117,7 @@ pub fn to_yaml(plan: &TestPlan) -> Result<String, String> {
         recovery_slack: plan.recovery_slack,
         recovery: plan.recovery,
         image: &plan.image,
+        client_image: plan.client_image.as_deref(),
         memory_bugs: plan.memory_bugs.iter().map(|b| b.as_str()).collect(),
         nemesis_timeline: f.explicit.then(|| f.plan.lines()),
         fault_plan: f.plan.lines(),

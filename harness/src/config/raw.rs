@@ -12,6 +12,16 @@ pub struct RawTest {
     pub name: Option<String>,
     pub provider: Option<String>,
     pub recipe: Option<String>,
+    /// A shipped client adapter (`fencecheck clients`): the library under test.
+    pub client: Option<String>,
+    /// The user's own adapter: the command a worker starts (`sh -c`, in `client_dir`).
+    pub client_cmd: Option<String>,
+    /// The user's adapter folder, mounted into each worker at `/client`.
+    pub client_dir: Option<std::path::PathBuf>,
+    /// Passed to the adapter's `init` as `options`, unchanged.
+    pub client_options: Option<serde_json::Value>,
+    /// The image adapter workers run in (default: the client image of this binary).
+    pub client_image: Option<String>,
     pub resource: Option<String>,
     pub workload: Option<String>,
     pub counter_store: Option<String>,
@@ -49,6 +59,14 @@ impl RawTest {
     /// Overlays `other` (the command line) on `self` (the file): a flag given wins. `other` is
     /// destructured exhaustively, so a new field cannot be forgotten here.
     pub fn overlay(mut self, other: RawTest) -> RawTest {
+        // A lock client named on the command line replaces the file's (a recipe, a shipped
+        // adapter and an own adapter exclude each other).
+        if other.recipe.is_some() || other.client.is_some() || other.client_cmd.is_some() {
+            self.recipe = None;
+            self.client = None;
+            self.client_cmd = None;
+            self.client_dir = None;
+        }
         macro_rules! overlay {
             ($($f:ident),* $(,)?) => {
                 let RawTest { $($f),* } = other;
@@ -59,6 +77,11 @@ impl RawTest {
             name,
             provider,
             recipe,
+            client,
+            client_cmd,
+            client_dir,
+            client_options,
+            client_image,
             resource,
             workload,
             counter_store,

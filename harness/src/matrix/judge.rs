@@ -100,6 +100,7 @@ impl CellSummary {
 pub fn expect_text(e: &Expectation) -> String {
     match e {
         Expectation::Safe => "safe".into(),
+        Expectation::Unknown => "unknown".into(),
         Expectation::Observe => "observe".into(),
         Expectation::Unsafe { kind, .. } => format!("unsafe: {kind}"),
         Expectation::SafeShowing { kind, .. } => format!("safe, shows: {kind}"),
@@ -110,7 +111,7 @@ pub fn expect_text(e: &Expectation) -> String {
 pub fn summarise(label: &str, expect: &Expectation, runs: Vec<RunOutcome>) -> CellSummary {
     let rate_kind = match expect {
         Expectation::Unsafe { kind, .. } | Expectation::SafeShowing { kind, .. } => Some(*kind),
-        Expectation::Safe | Expectation::Observe => None,
+        Expectation::Safe | Expectation::Unknown | Expectation::Observe => None,
     };
     let shows = |r: &RunOutcome| match rate_kind {
         Some(k) => r.kinds.contains_key(&k),
@@ -213,8 +214,12 @@ fn judge(
             )
         }
     };
-    // A failing anomaly in a cell expected safe is definite, whatever else went wrong.
-    if matches!(expect, Expectation::Safe | Expectation::SafeShowing { .. }) {
+    // A failing anomaly in a cell expected safe (or undecidable) is definite, whatever else
+    // went wrong.
+    if matches!(
+        expect,
+        Expectation::Safe | Expectation::SafeShowing { .. } | Expectation::Unknown
+    ) {
         let bad: Vec<String> = runs
             .iter()
             .filter(|r| r.failed_anomaly())
@@ -227,7 +232,8 @@ fn judge(
             return (
                 Status::Fail,
                 format!(
-                    "expected safe, found failing anomalies ({})",
+                    "expected {}, found failing anomalies ({})",
+                    expect_text(expect),
                     bad.join("; ")
                 ),
             );
@@ -252,6 +258,30 @@ fn judge(
     }
     if let Expectation::Observe = expect {
         return (Status::Observed, "not judged".into());
+    }
+    if let Expectation::Unknown = expect {
+        let valid: Vec<String> = runs
+            .iter()
+            .filter(|r| r.validity == Some(Validity::Valid))
+            .map(|r| r.seed.to_string())
+            .collect();
+        if !valid.is_empty() {
+            return (
+                Status::Fail,
+                format!(
+                    "expected unknown, but seed {} came out valid: the system under test \
+                     changed, revisit this cell",
+                    valid.join(", ")
+                ),
+            );
+        }
+        if errors > 0 {
+            return incomplete();
+        }
+        return (
+            Status::Pass,
+            format!("as expected: {unknowns} of {} seeds unknown", runs.len()),
+        );
     }
     if errors > 0 {
         return incomplete();

@@ -208,7 +208,43 @@ async fn create_env(
         }
         other => other,
     };
-    env.context("creating the run's Docker environment")
+    let env = env.context("creating the run's Docker environment")?;
+    if let Some(image) = &plan.client_image {
+        ensure_client_image(image, log, progress).await?;
+    }
+    Ok(env)
+}
+
+/// Builds the client image on first use (the adapters' libraries, minutes once); a custom
+/// `client_image` must already be there.
+async fn ensure_client_image(
+    image: &str,
+    log: &HarnessLog,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    let ours = containers::image::client_image_tag();
+    let tag = image.to_string();
+    let present =
+        tokio::task::spawn_blocking(move || containers::image::build::image_present(&tag))
+            .await
+            .context("looking up the client image")??;
+    if present {
+        return Ok(());
+    }
+    anyhow::ensure!(
+        image == ours,
+        "client_image {image} is not present: build it (FROM {ours}, say) or drop client_image"
+    );
+    progress.phase("image");
+    log.line(&format!("client image {image} missing: building it"));
+    progress.println(&format!(
+        "fencecheck: the client image {image} is missing; building it (about 6 minutes, once)"
+    ));
+    tokio::task::spawn_blocking(|| containers::image::build_client(false))
+        .await
+        .context("building the client image")??;
+    progress.phase("cluster");
+    Ok(())
 }
 
 impl Site for ContainerSite {

@@ -2,7 +2,8 @@
 //! needs), the resource server, and one container per worker — each the harness's own binary,
 //! each on the run's network with its port published on 127.0.0.1.
 
-use crate::config::{CounterStore, Provider, ResourceKind, TestPlan, Workload};
+use crate::config::clients::CLIENT_DIR_IN_CONTAINER;
+use crate::config::{CounterStore, LockClient, Provider, ResourceKind, TestPlan, Workload};
 use anyhow::Context;
 use containers::cluster::{ClusterHandle, System};
 use containers::docker::{ContainerSpec, Node, Readiness, Role, RunEnv};
@@ -207,7 +208,6 @@ fn worker_args(
         "worker".to_string(),
         format!("--listen=0.0.0.0:{WORKER_PORT}"),
         format!("--name={name}"),
-        format!("--recipe={}", plan.recipe),
         format!("--provider={}", plan.provider.as_str()),
         format!("--endpoints={}", lock.network_endpoints().join(",")),
         format!("--ttl={}", plan.ttl),
@@ -217,6 +217,21 @@ fn worker_args(
         format!("--discipline={discipline}"),
         format!("--clock-start={clock_start}"),
     ];
+    match &plan.client {
+        LockClient::Recipe(r) => args.push(format!("--recipe={r}")),
+        LockClient::Adapter(a) => {
+            args.push(format!("--client-cmd={}", a.command));
+            args.push(format!("--client-name={}", a.name));
+            args.push(format!("--client-options={}", a.options));
+            args.push(format!("--lock={}", plan.lock));
+            if a.dir.is_some() {
+                args.push(format!("--client-dir={CLIENT_DIR_IN_CONTAINER}"));
+            }
+            if plan.workload == Workload::FencedWrite && plan.resource.needs_token() {
+                args.push("--require-token".to_string());
+            }
+        }
+    }
     if let Some(t) = plan.acquire_timeout {
         args.push(format!("--acquire-timeout={t}"));
     }
@@ -286,15 +301,24 @@ pub async fn start_named_workers_with(
     let binary = std::env::current_exe().context("locating the fencecheck binary to mount")?;
     let counter = counter_target(plan, lock, stores)?;
     let starts = names.iter().map(|(container, owner)| {
-        let spec = ContainerSpec::fencecheck(
+        let mut spec = ContainerSpec::fencecheck(
             container,
             binary.clone(),
             worker_args(plan, owner, lock, resource, clock_start, counter.as_deref()),
-        )
-        .port(WORKER_PORT)
-        .role(Role::Worker)
-        .ready(Readiness::Listening(WORKER_PORT))
-        .ready_timeout(Duration::from_secs(45));
+        );
+        // An adapter's worker runs in the client image (its library installed), with the
+        // user's own adapter folder mounted read-only.
+        if let Some(image) = &plan.client_image {
+            spec = spec.image(image.clone());
+        }
+        if let Some(dir) = plan.client.adapter().and_then(|a| a.dir.clone()) {
+            spec = spec.bind(dir, CLIENT_DIR_IN_CONTAINER, true);
+        }
+        let spec = spec
+            .port(WORKER_PORT)
+            .role(Role::Worker)
+            .ready(Readiness::Listening(WORKER_PORT))
+            .ready_timeout(Duration::from_secs(45));
         env.start_container(spec)
     });
     futures::future::join_all(starts)

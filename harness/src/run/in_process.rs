@@ -2,7 +2,9 @@
 //! worker and checkers as a container run, but the lock service, the workers and the resource
 //! live in this process. It exists so the whole `run` pipeline (record → check → report) is
 //! exercised by a plain `cargo test` in seconds, with knobs that plant the classic bugs; it
-//! proves nothing about a real provider and applies no faults (validation refuses them).
+//! proves nothing about a real provider and applies no faults (validation refuses them). With
+//! `client: memory` each worker reaches the service through the adapter protocol (an
+//! in-process adapter), so the protocol is covered by the same plain test.
 
 use super::prepare::HarnessLog;
 use super::progress::Progress;
@@ -15,6 +17,7 @@ use results::jsonl::{HistoryWriter, JsonlWriter};
 use results::layout::RunDir;
 use results::RunClock;
 use std::sync::{Arc, Mutex};
+use workloads::adapter::{AdapterClient, InProcessAdapter, Init, INIT_DEADLINE, PROTOCOL};
 use workloads::client::Client;
 use workloads::config::{RawRecipeConfig, RecipeKind};
 use workloads::counter::MemoryCounter;
@@ -35,7 +38,7 @@ pub struct InProcessSite {
 
 impl InProcessSite {
     /// Starts the in-process service and one in-process worker per worker of `plan`.
-    pub fn deploy(
+    pub async fn deploy(
         plan: &TestPlan,
         dir: &RunDir,
         log: &HarnessLog,
@@ -61,22 +64,48 @@ impl InProcessSite {
         // The counter workload's store: one in-process counter all workers share.
         let counter: Arc<dyn Counter> =
             Arc::new(Plain::new("memory", Arc::new(MemoryCounter::default())));
-        let conns = (0..plan.workers as usize)
-            .map(|i| {
-                let name = super::deploy::worker_name(i);
-                let client: Arc<dyn Client> =
-                    Arc::new(service.client(&name, cfg.ttl, cfg.acquire_timeout));
-                let worker = Worker::new(
-                    &name,
-                    client,
-                    Box::new(resource.clone()),
-                    cfg.clone(),
-                    plan.discipline,
-                )
-                .with_counter(counter.clone());
-                Some(spawn_local(worker))
-            })
-            .collect();
+        let mut conns = Vec::new();
+        for i in 0..plan.workers as usize {
+            let name = super::deploy::worker_name(i);
+            let recipe_client = {
+                let (service, name, ttl, wait) =
+                    (service.clone(), name.clone(), cfg.ttl, cfg.acquire_timeout);
+                move || -> Arc<dyn Client> { Arc::new(service.client(&name, ttl, wait)) }
+            };
+            let (client, label): (Arc<dyn Client>, String) = match plan.client.adapter() {
+                None => (recipe_client(), RecipeKind::Memory.to_string()),
+                Some(a) => {
+                    let init = Init {
+                        protocol: PROTOCOL,
+                        worker: name.clone(),
+                        lock: plan.lock.clone(),
+                        provider: plan.provider.to_string(),
+                        endpoints: Vec::new(),
+                        ttl_ms: cfg.ttl.as_millis() as u64,
+                        acquire_timeout_ms: cfg.acquire_timeout.as_millis() as u64,
+                        options: a.options.clone(),
+                    };
+                    let launch = Box::new(InProcessAdapter::new(recipe_client));
+                    let adapter =
+                        AdapterClient::start(&a.name, launch, init, INIT_DEADLINE, cfg.clone())
+                            .await
+                            .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+                    let d = adapter.described();
+                    let label = format!("{} ({} {})", a.name, d.library, d.version);
+                    (Arc::new(adapter), label)
+                }
+            };
+            let worker = Worker::new(
+                &name,
+                client,
+                Box::new(resource.clone()),
+                cfg.clone(),
+                plan.discipline,
+            )
+            .with_client_label(label)
+            .with_counter(counter.clone());
+            conns.push(Some(spawn_local(worker)));
+        }
         log.line(&format!("{} in-process workers", plan.workers));
         Ok(InProcessSite {
             clock,

@@ -116,7 +116,7 @@ async fn record(
 ) -> anyhow::Result<()> {
     let live = LiveView::default();
     let site: Box<dyn Site> = if plan.in_process() {
-        Box::new(in_process::InProcessSite::deploy(plan, dir, log, progress)?)
+        Box::new(in_process::InProcessSite::deploy(plan, dir, log, progress).await?)
     } else {
         let holder = live.holder.clone();
         Box::new(container_site::ContainerSite::deploy(plan, dir, log, progress, holder).await?)

@@ -51,7 +51,7 @@ pub async fn record(
         seed: plan.seed,
     };
     let counter = matches!(plan.workload, Workload::Counter(_));
-    let loops = (0..site.workers()).map(|i| supervise(site, i, &spec, &recorder, counter));
+    let loops = (0..site.workers()).map(|i| supervise(site, i, &spec, &recorder, log, counter));
     let workload = futures::future::join_all(loops);
     let faults = site.faults(&plan.faults.plan, &history);
     let ticker = async {
@@ -91,6 +91,7 @@ async fn supervise(
     i: usize,
     spec: &WorkloadSpec,
     recorder: &Recorder,
+    log: &HarnessLog,
     counter: bool,
 ) -> anyhow::Result<Option<Session>> {
     let mut ids = ProcessIds::of_worker(i as u32, site.workers() as u32);
@@ -98,6 +99,8 @@ async fn supervise(
         let Some(conn) = site.connect(i, recorder, spec.until_ns).await? else {
             return Ok(None);
         };
+        // The worker's hello names its client: the recipe, or the library and its version.
+        log.line(&format!("{}: connected, client {}", conn.name, conn.recipe));
         let mut session = Session::new(conn, ids, recorder.clone());
         let summary = if counter {
             run_counter_worker(&mut session, spec).await?

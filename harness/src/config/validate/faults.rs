@@ -85,6 +85,21 @@ pub fn faults(
                 plan.validate("the fault plan", &ctx)
                     .map_err(|e| err("nemesis", e.to_string()))?;
             }
+            // Faults asked for and none fits: the run would test nothing it names.
+            if let (Some(first), true) = (drawn.first(), plan.steps.is_empty()) {
+                let lasts =
+                    fault_duration.map_or(first.default_duration(timing.ttl.get()), Dur::get);
+                return Err(err(
+                    "nemesis",
+                    format!(
+                        "no {first} fits in time_limit {}: it starts after {} of quiet and lasts \
+                         {}; raise time_limit or lower fault_duration",
+                        timing.time_limit,
+                        interval,
+                        Dur(lasts)
+                    ),
+                ));
+            }
             (drawn, false, plan, "nemesis")
         }
     };
@@ -100,6 +115,9 @@ pub fn faults(
 
 /// The named kinds, each checked against what the provider offers.
 fn kinds(named: &[&String], provider: Provider) -> Result<Vec<FaultKind>, ConfigError> {
+    if named.is_empty() {
+        return Ok(Vec::new());
+    }
     let caps =
         Capabilities::for_system(provider.as_str()).map_err(|e| err("provider", e.to_string()))?;
     named

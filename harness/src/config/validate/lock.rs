@@ -1,12 +1,16 @@
-//! Who takes the lock: the provider and the recipe (either implies the other; both given must
-//! agree), and how many workers contend.
+//! Who takes the lock: the provider and the lock client — one of fencecheck's recipes, a
+//! shipped adapter, or the user's own adapter (the provider follows from a recipe or a shipped
+//! adapter; both given must agree) — and how many workers contend.
 
 use super::{err, ConfigError};
+use crate::config::clients::{
+    in_process_adapter, shipped_adapter, shipped_names, AdapterPlan, LockClient, IN_PROCESS_ADAPTER,
+};
 use crate::config::plan::{Provider, RecipeKind};
 use crate::config::raw::RawTest;
 
-/// The provider and the recipe; with neither, the default test's (etcd's lease recipe).
-pub fn provider_and_recipe(raw: &RawTest) -> Result<(Provider, RecipeKind), ConfigError> {
+/// The provider and the lock client; with neither, the default test's (etcd's lease recipe).
+pub fn provider_and_client(raw: &RawTest) -> Result<(Provider, LockClient), ConfigError> {
     let provider = match raw.provider.as_deref() {
         Some(p) => Some(Provider::parse(p).ok_or_else(|| {
             err(
@@ -16,25 +20,152 @@ pub fn provider_and_recipe(raw: &RawTest) -> Result<(Provider, RecipeKind), Conf
         })?),
         None => None,
     };
-    let recipe = match raw.recipe.as_deref() {
-        Some(r) => Some(
-            r.parse::<RecipeKind>()
+    let named = [
+        ("recipe", raw.recipe.is_some()),
+        ("client", raw.client.is_some()),
+        ("client_cmd", raw.client_cmd.is_some()),
+    ];
+    let given: Vec<&str> = named.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect();
+    if given.len() > 1 {
+        return Err(err(
+            given[1],
+            format!("{} each name a lock client: keep one", given.join(" and ")),
+        ));
+    }
+    for field in ["client_dir", "client_options"] {
+        let set = match field {
+            "client_dir" => raw.client_dir.is_some(),
+            _ => raw.client_options.is_some(),
+        };
+        if set && raw.client.is_none() && raw.client_cmd.is_none() {
+            return Err(err(
+                field,
+                "is for a client adapter: give client or client_cmd too",
+            ));
+        }
+    }
+    if raw.client_dir.is_some() && raw.client.is_some() {
+        return Err(err(
+            "client_dir",
+            "a shipped adapter is in the client image; client_dir mounts your own (with client_cmd)",
+        ));
+    }
+    let client = if let Some(name) = &raw.client {
+        LockClient::Adapter(shipped(name, raw)?)
+    } else if let Some(command) = &raw.client_cmd {
+        LockClient::Adapter(own(command, provider, raw)?)
+    } else {
+        let recipe = match raw.recipe.as_deref() {
+            Some(r) => r
+                .parse::<RecipeKind>()
                 .map_err(|e| err("recipe", e.to_string()))?,
-        ),
-        None => None,
+            None => provider.map_or(RecipeKind::EtcdLease, Provider::default_recipe),
+        };
+        LockClient::Recipe(recipe)
     };
-    match (recipe, provider) {
-        (Some(r), Some(p)) if r.provider() != p => Err(err(
-            "recipe",
+    match provider {
+        Some(p) if p != client.provider() => Err(err(
+            given.first().copied().unwrap_or("provider"),
             format!(
-                "recipe {r} runs on provider {}, not {p}; drop --provider or pick a {p} recipe",
-                r.provider()
+                "{} {} runs on provider {}, not {p}; drop --provider or pick a {p} client",
+                given.first().copied().unwrap_or("recipe"),
+                client.name(),
+                client.provider()
             ),
         )),
-        (Some(r), _) => Ok((r.provider(), r)),
-        (None, Some(p)) => Ok((p, p.default_recipe())),
-        (None, None) => Ok((Provider::Etcd, RecipeKind::EtcdLease)),
+        _ => Ok((client.provider(), client)),
     }
+}
+
+fn options(raw: &RawTest) -> Result<serde_json::Value, ConfigError> {
+    match &raw.client_options {
+        None => Ok(serde_json::json!({})),
+        Some(v) if v.is_object() => Ok(v.clone()),
+        Some(v) => Err(err("client_options", format!("must be a map, got {v}"))),
+    }
+}
+
+fn shipped(name: &str, raw: &RawTest) -> Result<AdapterPlan, ConfigError> {
+    if name == IN_PROCESS_ADAPTER {
+        return Ok(AdapterPlan {
+            options: options(raw)?,
+            ..in_process_adapter()
+        });
+    }
+    let a = shipped_adapter(name).ok_or_else(|| {
+        err(
+            "client",
+            format!(
+                "unknown client {name:?}; use one of {} (`fencecheck clients` lists them), or \
+                 your own adapter with client_cmd",
+                shipped_names()
+            ),
+        )
+    })?;
+    Ok(AdapterPlan {
+        name: a.name,
+        provider: a.provider,
+        command: a.command,
+        dir: None,
+        token: Some(a.token.is_some()),
+        shipped: true,
+        options: options(raw)?,
+    })
+}
+
+fn own(
+    command: &str,
+    provider: Option<Provider>,
+    raw: &RawTest,
+) -> Result<AdapterPlan, ConfigError> {
+    if command.trim().is_empty() {
+        return Err(err(
+            "client_cmd",
+            "is empty: give the command that starts your adapter",
+        ));
+    }
+    let provider = provider.ok_or_else(|| {
+        err(
+            "client_cmd",
+            "your adapter's provider is not known: give --provider (etcd, zookeeper, redis, ...)",
+        )
+    })?;
+    if provider == Provider::Memory {
+        return Err(err(
+            "client_cmd",
+            "the memory provider's lock service lives in the harness: an adapter cannot reach it; \
+             pick a provider that runs in containers",
+        ));
+    }
+    let dir = match &raw.client_dir {
+        None => None,
+        Some(d) => {
+            let full = std::fs::canonicalize(d)
+                .map_err(|e| err("client_dir", format!("{}: {e}", d.display())))?;
+            if !full.is_dir() {
+                return Err(err(
+                    "client_dir",
+                    format!("{} is not a folder", d.display()),
+                ));
+            }
+            Some(full)
+        }
+    };
+    let name = dir
+        .as_ref()
+        .and_then(|d| d.file_name())
+        .map(|n| containers::docker::docker_safe(&n.to_string_lossy()))
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "own".to_string());
+    Ok(AdapterPlan {
+        name,
+        provider,
+        command: command.to_string(),
+        dir,
+        token: None,
+        shipped: false,
+        options: options(raw)?,
+    })
 }
 
 /// How many workers contend for the lock.

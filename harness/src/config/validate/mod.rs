@@ -4,7 +4,7 @@
 //! limit). Every rejection names the field and says what to write instead; nothing downstream
 //! checks again.
 //!
-//! - [`lock`]: provider and recipe;
+//! - [`lock`]: provider and lock client (recipe or adapter);
 //! - [`timing`]: ttl, renewal, timeouts, time limit, work, recovery;
 //! - [`writes`]: resource, workload and counter store, writes per hold;
 //! - [`faults`]: the drawn faults or the explicit schedule, as the nemesis plan;
@@ -45,15 +45,26 @@ pub const DEFAULT_TIME_LIMIT: super::Dur = super::Dur(std::time::Duration::from_
 /// test names no seed (the caller draws it, so validation itself stays deterministic).
 pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError> {
     let seed = raw.seed.unwrap_or(random_seed);
-    let (provider, recipe) = lock::provider_and_recipe(&raw)?;
-    let timing = timing::timing(&raw, recipe)?;
-    let (resource, workload, writes_per_hold) = writes::writes(&raw, provider, recipe)?;
+    let (provider, client) = lock::provider_and_client(&raw)?;
+    let timing = timing::timing(&raw, client.rules())?;
+    let (resource, workload, writes_per_hold) = writes::writes(&raw, provider, &client)?;
     let faults = faults::faults(&raw, provider, workload, &timing, seed)?;
-    let names = naming::naming(&raw, provider, recipe, resource, &faults)?;
+    let names = naming::naming(&raw, provider, &client, resource, &faults)?;
+    let client_image = client.needs_client_image().then(|| {
+        raw.client_image
+            .clone()
+            .unwrap_or_else(containers::image::client_image_tag)
+    });
+    if raw.client_image.is_some() && client_image.is_none() {
+        return Err(err(
+            "client_image",
+            "is the image adapter workers run in: give client or client_cmd too",
+        ));
+    }
     Ok(TestPlan {
         name: names.name,
         provider,
-        recipe,
+        client,
         resource,
         workload,
         workers: lock::workers(&raw)?,
@@ -73,6 +84,7 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         recovery_slack: timing.recovery_slack,
         recovery: timing.recovery,
         image: raw.image.unwrap_or_else(containers::image::node_image_tag),
+        client_image,
         memory_bugs: names.memory_bugs,
     })
 }

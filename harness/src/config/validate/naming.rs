@@ -3,7 +3,8 @@
 //! provider.
 
 use super::{err, ConfigError};
-use crate::config::plan::{Discipline, Faults, MemoryBug, Provider, RecipeKind, ResourceKind};
+use crate::config::clients::LockClient;
+use crate::config::plan::{Discipline, Faults, MemoryBug, Provider, ResourceKind};
 use crate::config::raw::RawTest;
 use results::AnomalyKind;
 use workloads::config::{OnSuspect, Renewal};
@@ -21,7 +22,7 @@ pub struct Names {
 pub fn naming(
     raw: &RawTest,
     provider: Provider,
-    recipe: RecipeKind,
+    client: &LockClient,
     resource: ResourceKind,
     faults: &Faults,
 ) -> Result<Names, ConfigError> {
@@ -39,7 +40,7 @@ pub fn naming(
         } else {
             drawn.join("+")
         };
-        format!("{recipe}-{resource}-{faults}")
+        format!("{}-{resource}-{faults}", client.name())
     });
     if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
         return Err(err(

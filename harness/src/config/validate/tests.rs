@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::config::plan::{Provider, RecipeKind, ResourceKind};
-use crate::config::Dur;
+use crate::config::{Dur, LockClient};
 use nemesis::FaultKind;
 use results::AnomalyKind;
 
@@ -14,7 +14,7 @@ fn raw() -> RawTest {
 #[test]
 fn the_default_test_is_etcd_lease_strict_with_holder_pauses() {
     let p = validate(raw(), 7).unwrap();
-    assert_eq!(p.recipe, RecipeKind::EtcdLease);
+    assert_eq!(p.client, LockClient::Recipe(RecipeKind::EtcdLease));
     assert_eq!(p.provider, Provider::Etcd);
     assert_eq!(p.resource, ResourceKind::Strict);
     assert_eq!(p.workers, 5);
@@ -185,7 +185,7 @@ fn provider_alone_picks_its_default_recipe() {
         1,
     )
     .unwrap();
-    assert_eq!(p.recipe, RecipeKind::ZkLock);
+    assert_eq!(p.client, LockClient::Recipe(RecipeKind::ZkLock));
     let p = validate(
         RawTest {
             nemesis: Some(vec!["none".into()]),
@@ -255,4 +255,143 @@ fn the_recipes_own_rules_apply_before_anything_starts() {
         1
     )
     .is_ok());
+}
+
+#[test]
+fn a_shipped_client_brings_its_provider_and_its_token_and_runs_in_the_client_image() {
+    let p = validate(
+        RawTest {
+            client: Some("kazoo".into()),
+            ..raw()
+        },
+        1,
+    )
+    .unwrap();
+    assert_eq!(p.provider, Provider::Zookeeper);
+    let a = p.client.adapter().unwrap();
+    assert_eq!((a.token, a.shipped), (Some(true), true));
+    assert!(a.command.contains("/adapters/kazoo/"));
+    assert!(p.name.starts_with("kazoo-strict-"));
+    assert_eq!(p.client_image, Some(containers::image::client_image_tag()));
+    // The in-process adapter needs no image.
+    let m = validate(
+        RawTest {
+            client: Some("memory".into()),
+            nemesis: Some(vec!["none".into()]),
+            ..raw()
+        },
+        1,
+    )
+    .unwrap();
+    assert_eq!((m.provider, m.client_image), (Provider::Memory, None));
+}
+
+#[test]
+fn clients_that_cannot_work_are_refused_naming_the_field() {
+    let bad = |r: RawTest| validate(r, 1).unwrap_err();
+    let e = bad(RawTest {
+        client: Some("redis-py".into()),
+        ..raw()
+    });
+    assert_eq!(e.field, "resource");
+    assert!(
+        e.message
+            .contains("client redis-py hands out no fence token"),
+        "{e}"
+    );
+    assert!(validate(
+        RawTest {
+            client: Some("redis-py".into()),
+            resource: Some("none".into()),
+            ..raw()
+        },
+        1
+    )
+    .is_ok());
+    let e = bad(RawTest {
+        client: Some("kazoo".into()),
+        recipe: Some("zk-lock".into()),
+        ..raw()
+    });
+    assert!(e.message.contains("keep one"), "{e}");
+    let e = bad(RawTest {
+        client: Some("kazoo".into()),
+        provider: Some("etcd".into()),
+        ..raw()
+    });
+    assert_eq!(e.field, "client");
+    assert!(e.message.contains("runs on provider zookeeper"), "{e}");
+    let e = bad(RawTest {
+        client: Some("jedis".into()),
+        ..raw()
+    });
+    assert!(
+        e.message.contains("kazoo") && e.message.contains("client_cmd"),
+        "{e}"
+    );
+    let e = bad(RawTest {
+        client_cmd: Some("python3 a.py".into()),
+        ..raw()
+    });
+    assert!(
+        e.field == "client_cmd" && e.message.contains("--provider"),
+        "{e}"
+    );
+    let e = bad(RawTest {
+        client_image: Some("x".into()),
+        ..raw()
+    });
+    assert_eq!(e.field, "client_image");
+    let e = bad(RawTest {
+        client_dir: Some("/tmp".into()),
+        ..raw()
+    });
+    assert_eq!(e.field, "client_dir");
+    let e = bad(RawTest {
+        client: Some("etcd-concurrency".into()),
+        workload: Some("counter".into()),
+        counter_store: Some("etcd-guard".into()),
+        ..raw()
+    });
+    assert_eq!(e.field, "counter_store");
+}
+
+#[test]
+fn an_own_adapter_is_named_after_its_folder_and_its_token_is_left_to_its_handshake() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("my-lock");
+    std::fs::create_dir(&folder).unwrap();
+    let own = |d: std::path::PathBuf| RawTest {
+        client_cmd: Some("python3 my_lock.py".into()),
+        client_dir: Some(d),
+        provider: Some("etcd".into()),
+        ..raw()
+    };
+    let p = validate(own(folder.clone()), 1).unwrap();
+    let a = p.client.adapter().unwrap();
+    assert_eq!(
+        (a.name.as_str(), a.token, a.shipped),
+        ("my-lock", None, false)
+    );
+    assert_eq!(
+        a.dir.as_deref(),
+        Some(folder.canonicalize().unwrap().as_path())
+    );
+    // A strict resource is allowed: the worker refuses a tokenless adapter at its handshake.
+    assert_eq!(p.resource, ResourceKind::Strict);
+    let e = validate(own(dir.path().join("missing")), 1).unwrap_err();
+    assert!(
+        e.field == "client_dir" && e.message.contains("missing"),
+        "{e}"
+    );
+    // A client named on the command line replaces the file's.
+    let file = RawTest {
+        recipe: Some("zk-lock".into()),
+        ..raw()
+    };
+    let both = file.overlay(RawTest {
+        client: Some("kazoo".into()),
+        ..raw()
+    });
+    assert!(validate(both, 1).is_ok());
 }

@@ -3,13 +3,14 @@
 //! that decides by token, a store bound to another provider) is refused here, naming what fits.
 
 use super::{err, ConfigError};
-use crate::config::plan::{CounterStore, Provider, RecipeKind, ResourceKind, Workload};
+use crate::config::clients::LockClient;
+use crate::config::plan::{CounterStore, Provider, ResourceKind, Workload};
 use crate::config::raw::RawTest;
 
 pub fn writes(
     raw: &RawTest,
     provider: Provider,
-    recipe: RecipeKind,
+    client: &LockClient,
 ) -> Result<(ResourceKind, Workload, u32), ConfigError> {
     let resource = match raw.resource.as_deref() {
         Some(r) => r
@@ -33,8 +34,10 @@ pub fn writes(
     }
     let workload = workload(raw, provider)?;
     // A resource that compares tokens refuses every write of a recipe that has none: such a run
-    // would record refusals, not a test.
-    if workload == Workload::FencedWrite && !recipe.has_token() && resource.needs_token() {
+    // would record refusals, not a test. (A user's adapter says at its handshake; its worker
+    // refuses to start then.)
+    let tokenless = client.has_token() == Some(false);
+    if workload == Workload::FencedWrite && tokenless && resource.needs_token() {
         let fitting: Vec<&str> = ResourceKind::ALL
             .into_iter()
             .filter(|r| !r.needs_token())
@@ -43,11 +46,20 @@ pub fn writes(
         return Err(err(
             "resource",
             format!(
-                "recipe {recipe} hands out no fence token, and resource {resource} decides writes by \
+                "{} {} hands out no fence token, and resource {resource} decides writes by \
                  their token: it would refuse every write. Use resource {} (stale writes are then \
-                 judged by grant order), or a recipe with a token",
+                 judged by grant order), or a client with a token",
+                kind_of(client),
+                client.name(),
                 fitting.join(" or ")
             ),
+        ));
+    }
+    if workload == Workload::Counter(CounterStore::EtcdGuard) && client.adapter().is_some() {
+        return Err(err(
+            "counter_store",
+            "etcd-guard guards increments with the lock key's revision, which only \
+             fencecheck's etcd recipes expose: use counter_store redis or postgres with an adapter",
         ));
     }
     let writes_per_hold = raw.writes_per_hold.unwrap_or(1);
@@ -101,5 +113,13 @@ fn workload(raw: &RawTest, provider: Provider) -> Result<Workload, ConfigError> 
             )),
             _ => Ok(Workload::Counter(s)),
         },
+    }
+}
+
+/// `recipe` or `client`, for messages.
+fn kind_of(client: &LockClient) -> &'static str {
+    match client {
+        LockClient::Recipe(_) => "recipe",
+        LockClient::Adapter(_) => "client",
     }
 }

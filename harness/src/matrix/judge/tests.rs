@@ -137,3 +137,43 @@ fn an_expected_kind_no_checker_could_apply_fails_and_says_why() {
         .reason
         .contains("not applicable on any seed: the writes carry no fence token"));
 }
+
+#[test]
+fn an_unknown_cell_passes_only_while_every_seed_stays_undecided() {
+    const UNKNOWN: Option<Validity> = Some(Validity::Unknown);
+    let ok = summarise(
+        "c",
+        &Expectation::Unknown,
+        vec![
+            run(1, UNKNOWN, &[]),
+            run(2, UNKNOWN, &[(HOLDERS, false, 3)]),
+        ],
+    );
+    assert_eq!(ok.status, Status::Pass, "{}", ok.reason);
+    assert_eq!(exit_code(&[ok]), 0);
+    // The library got fixed: a valid seed means the expectation is out of date.
+    let fixed = summarise(
+        "c",
+        &Expectation::Unknown,
+        vec![run(1, UNKNOWN, &[]), run(2, VALID, &[])],
+    );
+    assert_eq!(fixed.status, Status::Fail);
+    assert!(
+        fixed.reason.contains("seed 2 came out valid"),
+        "{}",
+        fixed.reason
+    );
+    let harmed = summarise(
+        "c",
+        &Expectation::Unknown,
+        vec![run(1, UNKNOWN, &[(STALE, true, 4)])],
+    );
+    assert_eq!(harmed.status, Status::Fail);
+    assert!(
+        harmed
+            .reason
+            .contains("expected unknown, found failing anomalies"),
+        "{}",
+        harmed.reason
+    );
+}
