@@ -64,9 +64,14 @@ pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan>
         "replay runs against real providers; memory has no containers to pause"
     );
     let raw = RawTest {
-        name: Some(format!("replay-{}-{}", scenario.name, provider)),
+        name: Some(format!(
+            "replay-{}-{}",
+            scenario.name,
+            scenario.client.as_deref().unwrap_or(provider)
+        )),
         provider: Some(provider.to_string()),
         recipe: scenario.recipe.clone(),
+        client: scenario.client.clone(),
         resource: Some(scenario.resource.clone()),
         workers: Some(scenario.workers.len() as u32),
         ttl: Some(scenario.ttl),
@@ -119,7 +124,11 @@ pub fn replay(scenario: &Scenario, plan: &TestPlan, runs: &Path) -> anyhow::Resu
     let mut rows = rows;
     let anomaly_mismatches = compare_anomalies(scenario, plan, &verdict, &mut rows);
     Ok(Replayed {
-        provider: plan.provider.as_str().to_string(),
+        // The client, when the actors use a library: "zookeeper (kazoo)".
+        provider: match plan.client.adapter() {
+            Some(a) => format!("{} ({})", plan.provider, a.name),
+            None => plan.provider.as_str().to_string(),
+        },
         run_dir: dir.path.clone(),
         rows,
         aborted,

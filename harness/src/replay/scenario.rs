@@ -5,6 +5,7 @@
 //! ```yaml
 //! name: stale-fence
 //! providers: [etcd, zookeeper, redis]   # each runs with its default recipe unless `recipe:` names one
+//!                                       # (or `client: kazoo` replays with that library: its provider)
 //! resource: strict
 //! ttl: 2s
 //! workers: [A, B]
@@ -124,6 +125,8 @@ pub struct Scenario {
     pub name: String,
     pub providers: Vec<String>,
     pub recipe: Option<String>,
+    /// A shipped client adapter the actors use (the library the incident happened with).
+    pub client: Option<String>,
     pub resource: String,
     pub ttl: Dur,
     pub workers: Vec<String>,
@@ -146,6 +149,7 @@ struct RawScenario {
     providers: Vec<String>,
     provider: Option<String>,
     recipe: Option<String>,
+    client: Option<String>,
     #[serde(default = "default_resource")]
     resource: String,
     ttl: Option<Dur>,
@@ -186,6 +190,31 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
     let mut providers = raw.providers;
     if let Some(p) = raw.provider {
         providers.push(p);
+    }
+    if let Some(client) = &raw.client {
+        if raw.recipe.is_some() {
+            return Err(at(
+                1,
+                "recipe and client each name the actors' lock client: keep one",
+            ));
+        }
+        let adapter = crate::config::clients::shipped_adapter(client).ok_or_else(|| {
+            at(
+                1,
+                format!(
+                    "unknown client {client:?}; use one of {}",
+                    crate::config::clients::shipped_names()
+                ),
+            )
+        })?;
+        let own = adapter.provider.as_str();
+        if let Some(other) = providers.iter().find(|p| p.as_str() != own) {
+            return Err(at(
+                1,
+                format!("client {client} runs on provider {own}, not {other}: drop the providers"),
+            ));
+        }
+        providers = vec![own.to_string()];
     }
     if providers.is_empty() {
         return Err(at(1, "the scenario names no provider: add `provider: etcd` or `providers: [etcd, zookeeper]`"));
@@ -299,6 +328,7 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
         name: raw.name,
         providers,
         recipe: raw.recipe,
+        client: raw.client,
         resource: raw.resource,
         ttl: raw.ttl.unwrap_or(Dur::secs(2)),
         workers: raw.workers,

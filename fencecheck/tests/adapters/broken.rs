@@ -1,0 +1,89 @@
+//! Adapters that are not the shipped ones, in a real container: one that breaks the protocol
+//! stops the run with exit 3 naming it and its line; one that reports no token where the
+//! resource needs one is refused at its handshake; the example of docs/adapters.md runs as
+//! written; a replay runs its actors on the library it names.
+
+use super::{explain, fencecheck, history, latest_run};
+
+#[test]
+fn a_broken_or_tokenless_own_adapter_stops_the_run_with_exit_3_naming_it() {
+    let root = crate::support::infra::fresh_root("adapters", "broken");
+    let dir = root.join("noisy-lock");
+    std::fs::create_dir_all(&dir).unwrap();
+    let base = [
+        "run",
+        "--quiet",
+        "--provider",
+        "redis",
+        "--nemesis",
+        "none",
+        "--time-limit",
+        "5s",
+    ];
+    let mut args: Vec<&str> = base.to_vec();
+    let dir_s = dir.to_str().unwrap();
+    args.extend([
+        "--client-cmd",
+        "read l; echo hello-world; sleep 30",
+        "--client-dir",
+        dir_s,
+    ]);
+    let out = fencecheck(&root, &args);
+    let text = explain(&out);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains("adapter noisy-lock") && text.contains("line 1 of its output is not JSON"),
+        "{text}"
+    );
+    let tokenless = r#"read l; echo '{"id":0,"type":"ok","library":"mine","version":"1","token":null,"capabilities":["release"]}'; sleep 30"#;
+    let mut args: Vec<&str> = base.to_vec();
+    args.extend(["--client-cmd", tokenless, "--client-dir", dir_s]);
+    let out = fencecheck(&root, &args);
+    let text = explain(&out);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains("reports no fence token") && text.contains("resource none"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_example_adapter_runs_as_the_docs_write_it() {
+    let root = crate::support::infra::fresh_root("adapters", "example");
+    let out = fencecheck(
+        &root,
+        &[
+            "run",
+            "--provider",
+            "redis",
+            "--client-cmd",
+            "python3 my_lock.py",
+            "--client-dir",
+            "docs/example-adapter",
+            "--quiet",
+            "--nemesis",
+            "none",
+            "--time-limit",
+            "8s",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&out));
+    let acquired = history(&latest_run(&root))
+        .iter()
+        .filter(|e| e["f"] == "acquire" && e["type"] == "ok" && e["token"].is_u64())
+        .count();
+    assert!(acquired >= 10, "{acquired} acquisitions");
+}
+
+#[test]
+fn a_replay_runs_its_actors_on_the_library_it_names() {
+    let root = crate::support::infra::fresh_root("adapters", "replay");
+    let out = fencecheck(&root, &["replay", "scenarios/kazoo-stale-fence.yaml"]);
+    let text = explain(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("== kazoo-stale-fence on zookeeper (kazoo) =="),
+        "{text}"
+    );
+    assert!(text.contains("release-of-lost-lock"), "{text}");
+}
