@@ -1,15 +1,23 @@
 # fencecheck: the two commands a user needs are `make run` and `make test`.
 CARGO ?= cargo
 
-.PHONY: run test image fmt clippy clean-containers
+.PHONY: run test setup setup-test image fmt clippy clean-containers
 
 ## Run the default test (etcd lease lock, strictly fenced resource, holder pauses > TTL).
 run: image
 	$(CARGO) run --release --bin fencecheck -- run
 
 ## Format check, clippy with warnings denied, and every test (container tests included).
-test: fmt clippy
+test: setup-test fmt clippy
+	$(CARGO) run --bin fencecheck -- image build
 	$(CARGO) test --workspace
+
+## Install the system packages a fresh machine lacks and start a Docker engine (scripts/setup).
+setup:
+	scripts/setup
+
+setup-test:
+	FENCECHECK_SETUP_FOR=test scripts/setup
 
 fmt:
 	$(CARGO) fmt --all -- --check
@@ -18,7 +26,7 @@ clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 ## Build the node image unless it is already present (its tag is a hash of the package list).
-image:
+image: setup
 	$(CARGO) run --release --bin fencecheck -- image build
 
 ## Remove every container and network fencecheck left behind (all runs).
