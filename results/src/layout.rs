@@ -41,7 +41,11 @@ impl RunDir {
         std::fs::create_dir_all(path.join(NODES_DIR))?;
         let latest = root.join("latest");
         let target = Path::new(test_name).join(path.file_name().unwrap_or_default());
-        let tmp = root.join(format!(".latest-{}", std::process::id()));
+        // One temporary name per call: runs in several threads (matrix --jobs) must not take
+        // each other's half-made link.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = root.join(format!(".latest-{}-{n}", std::process::id()));
         let _ = std::fs::remove_file(&tmp);
         std::os::unix::fs::symlink(&target, &tmp)?;
         std::fs::rename(&tmp, &latest)?;

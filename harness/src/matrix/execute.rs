@@ -1,31 +1,43 @@
-//! Runs a matrix: every cell × seed, one at a time, each a full `fencecheck run` through
-//! [`crate::run::execute`] (its own cluster, started and torn down per run: clusters are not
-//! reused between cells), then reads each run back from its directory, judges every cell and
-//! writes `matrix.md`, `matrix.html` and `matrix.json` into `<runs>/matrix/<name>/<UTC stamp>/`
+//! Runs a matrix: every cell × seed (or one shard's cells, `--shard I/N`), `jobs` runs at a
+//! time, each a full `fencecheck run` through [`crate::run::execute_into`] (its own cluster,
+//! network and names, started and torn down per run: clusters are not reused between cells),
+//! then reads each run back from its directory, judges every cell and writes `matrix.md`,
+//! `matrix.html` and `matrix.json` into `<runs>/matrix/<name>/<UTC stamp>[-shard-I-of-N]/`
 //! (with `<runs>/matrix/<name>/latest` pointing at it).
 //!
 //! A harness error in one run is recorded against its cell and the matrix goes on: one flaky
 //! container start must not hide the other 35 results.
 
 use super::judge::{self, CellSummary};
+use super::load::{self, Load};
 use super::outcome::RunOutcome;
+use super::shard::{self, Shard};
 use super::spec::Matrix;
 use super::{html, table};
 use anyhow::Context;
-use serde::Serialize;
-use std::collections::BTreeSet;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Instant;
 
-/// Everything the matrix found; `matrix.json` is this value.
-#[derive(Debug, Clone, Serialize)]
+/// Everything the matrix found; `matrix.json` is this value (and what `matrix merge` reads).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MatrixReport {
     pub name: String,
     pub stamp: String,
     pub config: String,
+    /// sha256 of the matrix file's text: shards of different files are not merged.
+    #[serde(default)]
+    pub config_sha256: String,
     pub seeds: Vec<u64>,
     pub wall_secs: f64,
     pub exit_code: u8,
+    /// The share of the cells this report holds (`--shard`), none for the whole matrix.
+    #[serde(default)]
+    pub shard: Option<Shard>,
+    /// How busy each machine was: one entry, or one per shard after a merge.
+    #[serde(default)]
+    pub load: Vec<Load>,
     /// The run store the report links into.
     pub runs_root: PathBuf,
     /// Where `matrix.md` / `.html` / `.json` are.
@@ -33,77 +45,151 @@ pub struct MatrixReport {
     pub cells: Vec<CellSummary>,
 }
 
-/// Runs every cell × seed and writes the matrix files. `config` is only printed (where the
-/// matrix came from). Returns the report (its `exit_code` is the process's).
-pub fn execute(matrix: &Matrix, config: &str, runs: &Path) -> anyhow::Result<MatrixReport> {
+/// How to run a matrix (not what: that is the file).
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The file's path, only printed, and its text, hashed into the report.
+    pub config: String,
+    pub config_text: String,
+    pub runs: PathBuf,
+    pub shard: Option<Shard>,
+    /// Runs at once (≥ 1).
+    pub jobs: usize,
+}
+
+/// sha256 of a matrix file's text, hex.
+pub fn config_sha256(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Runs the cells (all, or the shard's) × seeds and writes the matrix files. Returns the report
+/// (its `exit_code` is the process's).
+pub fn execute(matrix: &Matrix, options: &Options) -> anyhow::Result<MatrixReport> {
     let started = Instant::now();
     let stamp = results::layout::utc_stamp_now();
-    let total: usize = matrix.cells.iter().map(|c| c.plans.len()).sum();
-    let mut done = 0;
-    let mut cells = Vec::new();
-    for (i, cell) in matrix.cells.iter().enumerate() {
-        let mut outcomes = Vec::new();
-        for plan in &cell.plans {
-            done += 1;
-            eprintln!(
-                "matrix: cell {}/{} seed {} (run {done}/{total}) {} — elapsed {}",
-                i + 1,
-                matrix.cells.len(),
-                plan.seed,
-                cell.label,
-                elapsed(started)
-            );
-            let outcome = run_one(plan.clone(), runs);
-            eprintln!("matrix:   → {}", outcome_line(&outcome));
-            outcomes.push(outcome);
+    let chosen: Vec<usize> = match options.shard {
+        Some(s) => shard::cells_of(&matrix.cells, s),
+        None => (0..matrix.cells.len()).collect(),
+    };
+    // Every (cell, seed) run, in file order; `jobs` threads take the next one in turn.
+    let work: Vec<(usize, usize)> = chosen
+        .iter()
+        .flat_map(|&c| (0..matrix.cells[c].plans.len()).map(move |p| (c, p)))
+        .collect();
+    let total = work.len();
+    let next = Mutex::new(0usize);
+    let outcomes: Mutex<Vec<Option<RunOutcome>>> = Mutex::new(vec![None; total]);
+    let sampler = load::Sampler::start();
+    let jobs = options.jobs.clamp(1, total.max(1));
+    std::thread::scope(|scope| {
+        for slot in 0..jobs {
+            let (next, outcomes, work) = (&next, &outcomes, &work);
+            scope.spawn(move || loop {
+                let n = {
+                    let Ok(mut next) = next.lock() else { return };
+                    let n = *next;
+                    *next += 1;
+                    n
+                };
+                let Some(&(c, p)) = work.get(n) else { return };
+                let cell = &matrix.cells[c];
+                let plan = &cell.plans[p];
+                eprintln!(
+                    "matrix: cell {}/{} seed {} (run {}/{total}) {} — elapsed {}",
+                    c + 1,
+                    matrix.cells.len(),
+                    plan.seed,
+                    n + 1,
+                    cell.label,
+                    elapsed(started)
+                );
+                let mut plan = plan.clone();
+                if jobs > 1 {
+                    plan.docker_slot = Some(slot as u32 + 1);
+                }
+                let outcome = run_one(plan, &options.runs);
+                eprintln!("matrix:   → {} {}", cell.label, outcome_line(&outcome));
+                if let Ok(mut all) = outcomes.lock() {
+                    all[n] = Some(outcome);
+                }
+            });
         }
-        cells.push(judge::summarise(&cell.label, &cell.expect, outcomes));
+    });
+    let mut outcomes = outcomes
+        .into_inner()
+        .map_err(|_| anyhow::anyhow!("a matrix thread panicked"))?
+        .into_iter();
+    let mut cells = Vec::new();
+    for &c in &chosen {
+        let cell = &matrix.cells[c];
+        let runs: Vec<RunOutcome> = (0..cell.plans.len())
+            .filter_map(|_| outcomes.next().flatten())
+            .collect();
+        let mut summary = judge::summarise(&cell.label, &cell.expect, runs);
+        summary.index = c;
+        cells.push(summary);
     }
-    let dir = out_dir(runs, &matrix.name, &stamp)?;
+    let wall_secs = started.elapsed().as_secs_f64();
+    let shard_label = options.shard.map(|s| s.to_string());
+    let load = sampler.finish(shard_label, jobs, wall_secs);
+    let suffix = match options.shard {
+        Some(s) => format!("{stamp}-shard-{}-of-{}", s.index, s.count),
+        None => stamp.clone(),
+    };
+    let dir = out_dir(&options.runs, &matrix.name, &suffix)?;
     let report = MatrixReport {
         name: matrix.name.clone(),
         stamp,
-        config: config.to_string(),
+        config: options.config.clone(),
+        config_sha256: config_sha256(&options.config_text),
         seeds: matrix.seeds.clone(),
-        wall_secs: started.elapsed().as_secs_f64(),
+        wall_secs,
         exit_code: judge::exit_code(&cells),
-        runs_root: runs.to_path_buf(),
+        shard: options.shard,
+        load: vec![load],
+        runs_root: options.runs.clone(),
         dir: dir.clone(),
         cells,
     };
-    write(&dir.join("matrix.md"), &table::render(&report))?;
-    write(&dir.join("matrix.html"), &html::render(&report))?;
-    let json = serde_json::to_string_pretty(&report).context("serializing matrix.json")?;
-    write(&dir.join("matrix.json"), &json)?;
+    write_report(&report)?;
     Ok(report)
 }
 
-/// One run through the lead's pipeline, then read back from its directory.
+/// Writes `matrix.md`, `matrix.html` and `matrix.json` into the report's directory.
+pub fn write_report(report: &MatrixReport) -> anyhow::Result<()> {
+    let dir = &report.dir;
+    write(&dir.join("matrix.md"), &table::render(report))?;
+    write(&dir.join("matrix.html"), &html::render(report))?;
+    let json = serde_json::to_string_pretty(report).context("serializing matrix.json")?;
+    write(&dir.join("matrix.json"), &json)
+}
+
+/// One run through the lead's pipeline, then read back from the directory it made.
 fn run_one(plan: crate::config::TestPlan, runs: &Path) -> RunOutcome {
     let seed = plan.seed;
-    let parent = runs.join(&plan.name);
-    let before = entries(&parent);
     let t0 = Instant::now();
-    let result = crate::run::execute(
+    let mut made = None;
+    let result = crate::run::execute_into(
         plan,
         &crate::run::Options {
             runs: runs.to_path_buf(),
             quiet: true,
         },
+        &mut made,
     );
     let wall = t0.elapsed().as_secs_f64();
-    let dir = new_entry(&parent, &before);
     let read = |dir: &Path| RunOutcome::read(seed, dir, wall);
-    match (result, dir) {
+    match (result, made) {
         (Ok(_), Some(dir)) => read(&dir)
             .unwrap_or_else(|e| RunOutcome::failed(seed, Some(dir), format!("{e:#}"), wall)),
         (Ok(_), None) => RunOutcome::failed(
             seed,
             None,
-            format!(
-                "the run finished but no new run directory appeared under {}",
-                parent.display()
-            ),
+            "the run finished but made no run directory".into(),
             wall,
         ),
         (Err(e), dir) => {
@@ -119,22 +205,7 @@ fn run_one(plan: crate::config::TestPlan, runs: &Path) -> RunOutcome {
     }
 }
 
-fn entries(dir: &Path) -> BTreeSet<PathBuf> {
-    std::fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default()
-}
-
-/// The run directory this run created: the entry that was not there before (the newest, if
-/// someone else ran the same test meanwhile).
-fn new_entry(dir: &Path, before: &BTreeSet<PathBuf>) -> Option<PathBuf> {
-    entries(dir)
-        .into_iter()
-        .filter(|p| !before.contains(p) && p.is_dir())
-        .max()
-}
-
-fn out_dir(runs: &Path, name: &str, stamp: &str) -> anyhow::Result<PathBuf> {
+pub(super) fn out_dir(runs: &Path, name: &str, stamp: &str) -> anyhow::Result<PathBuf> {
     let parent = runs.join("matrix").join(name);
     let mut dir = parent.join(stamp);
     let mut n = 1;
@@ -144,7 +215,7 @@ fn out_dir(runs: &Path, name: &str, stamp: &str) -> anyhow::Result<PathBuf> {
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let latest = parent.join("latest");
-    let tmp = parent.join(format!(".latest-{}", std::process::id()));
+    let tmp = parent.join(format!(".latest-{}-{stamp}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
     let target = dir.file_name().map(PathBuf::from).unwrap_or_default();
     std::os::unix::fs::symlink(&target, &tmp)

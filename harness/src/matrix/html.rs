@@ -132,6 +132,12 @@ pub fn render(m: &MatrixReport) -> String {
         m.exit_code,
         exit_meaning(m.exit_code),
     );
+    if let Some(s) = m.shard {
+        let _ = writeln!(out, "<p>Shard {s} of the file's cells.</p>");
+    }
+    for l in &m.load {
+        let _ = writeln!(out, "<p class=muted>Machine: {}.</p>", esc(&l.text()));
+    }
     out.push_str(
         "<table><tr><th>cell / seed</th><th>expect</th><th>result</th><th>rate</th><th>anomaly kinds</th>\
          <th>median first</th><th>acquire p50 / p99</th><th>errors</th></tr>\n",

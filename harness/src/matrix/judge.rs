@@ -16,11 +16,11 @@
 use super::outcome::{latency_histogram, RunOutcome};
 use super::spec::Expectation;
 use results::{AnomalyKind, Validity};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// How a cell did against its expectation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     Pass,
@@ -43,8 +43,11 @@ impl Status {
 }
 
 /// One row of the matrix.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CellSummary {
+    /// The cell's place in the matrix file (0-based): shards are merged back in file order.
+    #[serde(default)]
+    pub index: usize,
     pub label: String,
     pub expect: String,
     pub status: Status,
@@ -67,12 +70,13 @@ pub struct CellSummary {
     pub unknowns: usize,
     /// The expected kind could not be checked on any decided seed: the checker's note.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub not_applicable: Option<String>,
     pub runs: Vec<RunOutcome>,
 }
 
 /// A kind across a cell's seeds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KindRow {
     pub seeds: usize,
     pub fails: bool,
@@ -174,6 +178,7 @@ pub fn summarise(label: &str, expect: &Expectation, runs: Vec<RunOutcome>) -> Ce
         _ => judge(expect, &runs, hits, decided.len(), errors, unknowns),
     };
     CellSummary {
+        index: 0,
         label: label.to_string(),
         expect: expect_text(expect),
         status,

@@ -5,12 +5,17 @@
 //! - [`outcome`]: one run read back from its directory (kinds, first times, acquire latency).
 //! - [`judge`]: a cell's runs → its row and whether it kept its expectation; the exit code.
 //! - [`table`], [`html`]: `matrix.md` and the self-contained `matrix.html`.
+//! - [`shard`]: `--shard I/N`, the deterministic share of cells one CI job runs; [`merge`]
+//!   joins the shards; [`load`]: how busy the machine was.
 
 pub mod execute;
 pub mod html;
 pub mod judge;
+pub mod load;
+pub mod merge;
 pub mod outcome;
+pub mod shard;
 pub mod spec;
 pub mod table;
 
-pub use execute::{execute, MatrixReport};
+pub use execute::{execute, MatrixReport, Options};

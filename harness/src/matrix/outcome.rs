@@ -7,12 +7,12 @@ use anyhow::Context;
 use hdrhistogram::Histogram;
 use results::layout::{HISTORY, RESULTS};
 use results::{AnomalyKind, OpType, Process, Validity, Verdict, F};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 /// One kind of anomaly as a run saw it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KindSeen {
     /// How many anomalies of this kind.
     pub count: usize,
@@ -24,7 +24,7 @@ pub struct KindSeen {
 }
 
 /// One cell × seed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunOutcome {
     pub seed: u64,
     /// The run directory (absent when the harness failed before creating it).
@@ -36,16 +36,16 @@ pub struct RunOutcome {
     pub kinds: BTreeMap<AnomalyKind, KindSeen>,
     /// Kinds the checkers said do not apply to this run, with their note (e.g. stale-accepted-write
     /// when the writes carry no fence token).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub not_applicable: BTreeMap<AnomalyKind, String>,
     /// Why the verdict is unknown, when it is.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown_reasons: Vec<String>,
     /// A harness or configuration failure (containers, image, I/O ...), with its context.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Acquire invoke → ok latencies, µs.
-    #[serde(skip)]
+    #[serde(skip, default = "latency_histogram")]
     pub acquire_us: Histogram<u64>,
     /// Wall seconds the run took, cluster start and teardown included.
     pub wall_secs: f64,

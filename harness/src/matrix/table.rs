@@ -77,6 +77,19 @@ pub fn render(m: &MatrixReport) -> String {
         m.exit_code,
         exit_meaning(m.exit_code)
     );
+    if let Some(s) = m.shard {
+        let _ = writeln!(
+            out,
+            "Shard {s}: {} of the file's cells; `fencecheck matrix merge` joins the shards.\n",
+            m.cells.len()
+        );
+    }
+    for l in &m.load {
+        let _ = writeln!(out, "Machine: {}.", l.text());
+    }
+    if !m.load.is_empty() {
+        out.push('\n');
+    }
     out.push_str(
         "| cell | expect | result | rate | anomaly kinds (seeds) | median first | acquire p50 / p99 | errors | reports |\n",
     );

@@ -52,8 +52,19 @@ pub struct Options {
 /// Runs the plan and returns the exit code (DESIGN.md: 0 valid, 1 invalid, 2 unknown; an error
 /// is 3).
 pub fn execute(plan: TestPlan, options: &Options) -> anyhow::Result<u8> {
+    execute_into(plan, options, &mut None)
+}
+
+/// [`execute`], also saying which run directory it created (`made`), whatever the outcome:
+/// the matrix runs several cells at once and must not guess the directory from the store.
+pub fn execute_into(
+    plan: TestPlan,
+    options: &Options,
+    made: &mut Option<PathBuf>,
+) -> anyhow::Result<u8> {
     // 1. prepare
     let dir = prepare::create_run_dir(&options.runs, &plan)?;
+    *made = Some(dir.path.clone());
     let log = HarnessLog::create(&dir)?;
     containers::docker::on_interrupt(check_interrupted);
     eprintln!(
