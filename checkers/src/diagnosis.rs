@@ -31,7 +31,8 @@ pub fn stale_accepted_write_tokenless(observation: String) -> Diagnosis {
     d(
         observation,
         "the lock hands out no fence token, so the resource has nothing to compare: a holder \
-         whose lease ran out (a pause, a partition) cannot be told apart from the current one",
+         whose lease ran out (a pause, a partition, a clock jump on the lock's servers) cannot \
+         be told apart from the current one",
         "whether the older holder was paused or cut off between its acquire and its write, and \
          whether the lock (recipe or client library) can issue a monotonic token",
         "take a recipe or library that issues a fence token (etcd revision, ZooKeeper czxid, a \
@@ -115,7 +116,7 @@ pub fn double_release_twice(observation: String) -> Diagnosis {
 pub fn concurrent_holders(observation: String) -> Diagnosis {
     d(
         observation,
-        "a lease is not a mutex: the older holder's lease expired (pause, partition) while its \
+        "a lease is not a mutex: the older holder's lease expired (pause, partition, clock jump) while its \
          process still believed it held the lock",
         "whether the older holder's later writes were rejected by the resource (see \
          stale-accepted-write) and how long it was paused",

@@ -3,6 +3,7 @@
 //! holds the lock, who leads). The harness implements both over Docker; [`crate::fake`] has
 //! in-memory versions. The nemesis only ever speaks in names (`worker-3`, `etcd-1`).
 
+use crate::clock::ClockSetting;
 use crate::grudge::Grudge;
 use std::future::Future;
 
@@ -53,8 +54,23 @@ pub trait NodeControl: Send + Sync {
     /// against. Replaces any previous partition.
     fn partition(&self, grudge: &Grudge) -> impl Future<Output = Result<(), ControlError>> + Send;
 
+    /// Installs a one-way grudge: each node drops only the traffic that arrives from the nodes
+    /// it holds a grudge against; what it sends to them still arrives. Replaces any previous
+    /// partition; [`Self::heal_network`] removes it.
+    fn partition_inbound(
+        &self,
+        grudge: &Grudge,
+    ) -> impl Future<Output = Result<(), ControlError>> + Send;
+
     /// Removes every rule any partition installed, in every namespace.
     fn heal_network(&self) -> impl Future<Output = Result<(), ControlError>> + Send;
+
+    /// Sets `target`'s wall clock (a lock-service node started with a fakeable clock).
+    fn set_clock(
+        &self,
+        target: &str,
+        setting: ClockSetting,
+    ) -> impl Future<Output = Result<(), ControlError>> + Send;
 }
 
 /// What the nemesis needs to know about the run at fault time.

@@ -3,6 +3,7 @@
 //! it ends. What is paused, killed or partitioned is tracked *before* the action is taken, so a
 //! heal after an error or a cancellation never misses a target.
 
+use crate::clock::{ClockFaults, ClockSetting};
 use crate::control::{ControlError, NodeControl, Signal, Topology};
 use crate::fault::FaultKind;
 use crate::plan::{Plan, Step};
@@ -16,7 +17,14 @@ use std::time::Duration;
 
 /// Whether a fault's target is the current lock holder (found at its start, maybe waited for).
 fn is_holder_fault(fault: FaultKind) -> bool {
-    matches!(fault, FaultKind::PauseHolder | FaultKind::KillHolder)
+    matches!(
+        fault,
+        FaultKind::PauseHolder
+            | FaultKind::KillHolder
+            | FaultKind::DeafenHolder
+            | FaultKind::MuteHolder
+            | FaultKind::ClockJump
+    )
 }
 
 /// How often a holder fault that found no holder asks again.
@@ -48,6 +56,7 @@ enum Applied {
     Paused,
     Killed,
     Partitioned,
+    Clocked,
 }
 
 #[derive(Debug, Clone)]
@@ -62,6 +71,8 @@ struct Active {
 struct State {
     paused: BTreeSet<String>,
     killed: BTreeSet<String>,
+    /// Nodes whose clock is not the real one.
+    clocked: BTreeSet<String>,
     active: BTreeMap<usize, Active>,
     summary: Summary,
 }
@@ -75,6 +86,8 @@ pub struct Nemesis<'a, C, T> {
     state: Mutex<State>,
     /// The end of the run's fault window, if the caller gave it ([`Nemesis::ending_at`]).
     end: Option<Duration>,
+    /// How far clock faults move a clock ([`Nemesis::with_clock_faults`]).
+    clock_faults: ClockFaults,
 }
 
 impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
@@ -91,7 +104,14 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
             clock,
             state: Mutex::new(State::default()),
             end: None,
+            clock_faults: ClockFaults::for_ttl(Duration::from_secs(2)),
         }
+    }
+
+    /// How far `clock-jump` and `clock-skew` move a clock (the default is for a 2 s ttl).
+    pub fn with_clock_faults(mut self, clock_faults: ClockFaults) -> Self {
+        self.clock_faults = clock_faults;
+        self
     }
 
     /// The end of the run's fault window (the time limit, counted like the plan's times): a
@@ -181,7 +201,7 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
     ) -> Result<bool, NemesisError> {
         let (applied, targets, value) = match self.resolve_waiting(step, wait_until).await {
             Resolved::NoTarget(why) => {
-                let mut e = self.event(F::Start(step.fault.name().into()), step.fault, &[], None);
+                let mut e = self.event(F::Start(step.fault.name().into()), step.fault, &[], vec![]);
                 e.error = Some(format!("skipped: {why}"));
                 self.history.record(e)?;
                 return Ok(false);
@@ -202,13 +222,32 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                     }
                     self.control.signal(t, signal).await?;
                 }
-                (applied, targets, None)
+                (applied, targets, vec![])
             }
             Resolved::Partition(grudge, targets) => {
                 // No tracking needed before the rules go in: every heal flushes every rule.
                 let value = serde_json::to_value(&grudge).unwrap_or_default();
                 self.control.partition(&grudge).await?;
-                (Applied::Partitioned, targets, Some(value))
+                (Applied::Partitioned, targets, vec![("grudge", value)])
+            }
+            Resolved::OneWay(grudge, targets) => {
+                // The same grudge shape; `direction` says each node drops only what arrives.
+                let value = serde_json::to_value(&grudge).unwrap_or_default();
+                self.control.partition_inbound(&grudge).await?;
+                let way = serde_json::Value::from("inbound");
+                (
+                    Applied::Partitioned,
+                    targets,
+                    vec![("grudge", value), ("direction", way)],
+                )
+            }
+            Resolved::Clock(setting, targets) => {
+                for t in &targets {
+                    self.state().clocked.insert(t.clone());
+                    self.control.set_clock(t, setting).await?;
+                }
+                let value = serde_json::to_value(setting).unwrap_or_default();
+                (Applied::Clocked, targets, vec![("clock", value)])
             }
         };
         let event = self.event(
@@ -237,10 +276,25 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
     /// left whole runs without the fault they were meant to show. Its stop moves by the wait
     /// (keeping the planned length) unless another event of the plan comes first, so no other
     /// step is delayed.
+    ///
+    /// `clock-jump` waits for a fresh hold (a holder other than the one at the step's start),
+    /// so that the jump strikes within [`HOLDER_POLL`] of an acquisition, while that holder has
+    /// all its work ahead of it: Kleppmann's case of a lock that expires early under a client
+    /// that has just been granted it. At the deadline it takes whatever holder there is.
     async fn resolve_waiting(&self, step: &Step, deadline: tokio::time::Instant) -> Resolved {
         let holder_fault = is_holder_fault(step.fault);
+        if step.fault == FaultKind::ClockJump {
+            let before = self.topology.holder().await;
+            loop {
+                let now = self.topology.holder().await;
+                if (now.is_some() && now != before) || tokio::time::Instant::now() >= deadline {
+                    break;
+                }
+                tokio::time::sleep(HOLDER_POLL).await;
+            }
+        }
         loop {
-            let r = resolve(self.topology, step).await;
+            let r = resolve(self.topology, step, &self.clock_faults).await;
             if !holder_fault
                 || !matches!(r, Resolved::NoTarget(_))
                 || tokio::time::Instant::now() >= deadline
@@ -270,9 +324,20 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                 }
             }
             Applied::Partitioned => self.control.heal_network().await?,
+            Applied::Clocked => {
+                for t in &active.targets {
+                    self.control.set_clock(t, ClockSetting::Real).await?;
+                    self.state().clocked.remove(t);
+                }
+            }
         }
         self.state().active.remove(&i);
-        let mut e = self.event(F::Stop(active.fault.name().into()), active.fault, &[], None);
+        let mut e = self.event(
+            F::Stop(active.fault.name().into()),
+            active.fault,
+            &[],
+            vec![],
+        );
         e.value = Some(active.value);
         if final_heal {
             e.error = Some("stopped by the final heal".into());
@@ -286,12 +351,12 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
         f: F,
         fault: FaultKind,
         targets: &[String],
-        grudge: Option<serde_json::Value>,
+        extra: Vec<(&str, serde_json::Value)>,
     ) -> Event {
         let mut e = Event::new(self.clock.now(), Process::Nemesis, OpType::Info, f);
         let mut value = serde_json::json!({ "fault": fault.name(), "targets": targets });
-        if let Some(g) = grudge {
-            value["grudge"] = g;
+        for (k, v) in extra {
+            value[k] = v;
         }
         e.value = Some(value);
         e
@@ -332,6 +397,15 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
             );
         }
         keep(self.control.heal_network().await.map_err(Into::into));
+        let clocked = std::mem::take(&mut self.state().clocked);
+        for t in &clocked {
+            keep(
+                self.control
+                    .set_clock(t, ClockSetting::Real)
+                    .await
+                    .map_err(Into::into),
+            );
+        }
         for t in &killed {
             let r = self.control.restart(t).await;
             if r.is_ok() {

@@ -3,9 +3,10 @@
 //! [`StaticTopology`] whose holder and leader a test sets. The executor's whole behaviour is
 //! specified against these in milliseconds; the container tests prove the same against Docker.
 
+use crate::clock::ClockSetting;
 use crate::control::{ControlError, NodeControl, Signal, Topology};
 use crate::grudge::Grudge;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
 /// One call made to the fake, in order.
@@ -14,7 +15,10 @@ pub enum Call {
     Signal(String, Signal),
     Restart(String),
     Partition(Grudge),
+    PartitionInbound(Grudge),
     HealNetwork,
+    /// The target and its clock setting, as text (`ahead 10s`, `fast x3`, `real`).
+    SetClock(String, String),
 }
 
 #[derive(Debug, Default)]
@@ -23,6 +27,9 @@ struct World {
     stopped: BTreeSet<String>,
     dead: BTreeSet<String>,
     grudge: Grudge,
+    /// Whether the grudge in force is one-way.
+    inbound_only: bool,
+    clocks: BTreeMap<String, ClockSetting>,
     failing: BTreeSet<String>,
 }
 
@@ -63,6 +70,16 @@ impl FakeControl {
     /// The partition in force.
     pub fn grudge(&self) -> Grudge {
         self.world().grudge.clone()
+    }
+
+    /// Whether the partition in force cuts one direction only.
+    pub fn inbound_only(&self) -> bool {
+        self.world().inbound_only
+    }
+
+    /// The targets whose clocks are not real, with their setting.
+    pub fn clocks(&self) -> BTreeMap<String, ClockSetting> {
+        self.world().clocks.clone()
     }
 }
 
@@ -105,6 +122,18 @@ impl NodeControl for FakeControl {
             return Err(ControlError::new(bad, "partition", "no such container"));
         }
         w.grudge = grudge.clone();
+        w.inbound_only = false;
+        Ok(())
+    }
+
+    async fn partition_inbound(&self, grudge: &Grudge) -> Result<(), ControlError> {
+        let mut w = self.world();
+        w.calls.push(Call::PartitionInbound(grudge.clone()));
+        if let Some(bad) = grudge.nodes().find(|n| w.failing.contains(*n)) {
+            return Err(ControlError::new(bad, "partition", "no such container"));
+        }
+        w.grudge = grudge.clone();
+        w.inbound_only = true;
         Ok(())
     }
 
@@ -112,6 +141,25 @@ impl NodeControl for FakeControl {
         let mut w = self.world();
         w.calls.push(Call::HealNetwork);
         w.grudge = Grudge::none();
+        w.inbound_only = false;
+        Ok(())
+    }
+
+    async fn set_clock(&self, target: &str, setting: ClockSetting) -> Result<(), ControlError> {
+        let mut w = self.world();
+        let text = match setting {
+            ClockSetting::Real => "real".to_string(),
+            ClockSetting::Ahead { secs } => format!("ahead {secs}s"),
+            ClockSetting::Fast { factor } => format!("fast x{factor}"),
+        };
+        w.calls.push(Call::SetClock(target.into(), text));
+        if w.failing.contains(target) {
+            return Err(ControlError::new(target, "set clock", "no such container"));
+        }
+        match setting {
+            ClockSetting::Real => w.clocks.remove(target),
+            s => w.clocks.insert(target.into(), s),
+        };
         Ok(())
     }
 }

@@ -67,6 +67,24 @@ impl Grudge {
         Self::cut(&[worker.to_string()], lock_nodes)
     }
 
+    /// One-way: `deaf` drops what arrives from each of `from` (applied inbound only).
+    pub fn deafen(deaf: &str, from: &[String]) -> Self {
+        let mut g = Self::none();
+        for f in from.iter().filter(|f| *f != deaf) {
+            g.drop_from(deaf, f);
+        }
+        g
+    }
+
+    /// One-way: each of `hearers` drops what arrives from `muted` (applied inbound only).
+    pub fn mute(muted: &str, hearers: &[String]) -> Self {
+        let mut g = Self::none();
+        for h in hearers.iter().filter(|h| *h != muted) {
+            g.drop_from(h, muted);
+        }
+        g
+    }
+
     /// The resource against every worker and lock-service node.
     pub fn isolate_resource(resource: &str, everyone_else: &[String]) -> Self {
         Self::isolate(resource, everyone_else)
@@ -155,6 +173,22 @@ mod tests {
         }
         assert!(!g.drops("worker-2", "resource"));
         assert!(!g.drops("worker-2", "worker-1"));
+    }
+
+    #[test]
+    fn deafen_and_mute_cut_one_direction() {
+        let nodes = names(3);
+        let deaf = Grudge::deafen("worker-1", &nodes);
+        assert!(nodes
+            .iter()
+            .all(|n| deaf.drops("worker-1", n) && !deaf.drops(n, "worker-1")));
+        let mute = Grudge::mute("worker-1", &nodes);
+        assert!(nodes
+            .iter()
+            .all(|n| mute.drops(n, "worker-1") && !mute.drops("worker-1", n)));
+        let follower = Grudge::deafen("n2", &["n1".to_string()]);
+        assert!(follower.drops("n2", "n1") && !follower.drops("n1", "n2"));
+        assert_eq!(follower.nodes().collect::<Vec<_>>(), ["n2"]);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! - [`grudge`]: partitions as data, built by pure functions (isolate, halves, majorities ring).
 //! - [`plan`]: a fault plan, its timeline-line form, and the seeded generator.
 //! - [`schedule`]: the explicit YAML timeline and the validation every schedule passes.
+//! - [`clock`]: clock faults as data (a node's wall clock ahead or fast).
 //! - [`control`]: the `NodeControl` and `Topology` seams.
 //! - `targets`: what a fault hits at its start time (holder, leader, a drawn member, a grudge).
 //! - [`executor`]: runs a plan, records nemesis events, heals everything on every exit.
@@ -25,6 +26,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod clock;
 pub mod control;
 pub mod executor;
 pub mod fake;
@@ -34,6 +36,7 @@ pub mod plan;
 pub mod schedule;
 mod targets;
 
+pub use clock::{ClockFaults, ClockSetting};
 pub use control::{ControlError, NodeControl, Signal, Topology};
 pub use executor::{Nemesis, NemesisError, Summary};
 pub use fault::{Capabilities, FaultKind, UnknownFault, ALL_FAULTS};

@@ -2,6 +2,7 @@
 //! reports them, or a member drawn with the step's `pick` from the sorted names (so one seed hits
 //! the same targets), and for partitions the grudge built from them.
 
+use crate::clock::{ClockFaults, ClockSetting};
 use crate::control::{Signal, Topology};
 use crate::fault::FaultKind;
 use crate::grudge::Grudge;
@@ -26,19 +27,64 @@ fn shuffled(mut names: Vec<String>, pick: u64) -> Vec<String> {
 pub(crate) enum Resolved {
     Signal(Signal, Vec<String>),
     Partition(Grudge, Vec<String>),
+    /// A grudge applied inbound only (one-way partitions).
+    OneWay(Grudge, Vec<String>),
+    /// Every target's clock gets the setting.
+    Clock(ClockSetting, Vec<String>),
     NoTarget(&'static str),
+}
+
+/// A drawn majority (n / 2 + 1) of `names`, the same for one pick.
+fn majority(names: Vec<String>, pick: u64) -> Vec<String> {
+    let mut drawn = shuffled(names, pick);
+    drawn.truncate(drawn.len() / 2 + 1);
+    drawn.sort();
+    drawn
 }
 
 /// What `step` hits now: asks the topology for the holder / leader, or draws from its members
 /// with the step's `pick`.
-pub(crate) async fn resolve<T: Topology>(topo: &T, step: &Step) -> Resolved {
+pub(crate) async fn resolve<T: Topology>(topo: &T, step: &Step, clock: &ClockFaults) -> Resolved {
     let one = |name: Option<String>, why| match name {
         Some(n) => Ok(n),
         None => Err(Resolved::NoTarget(why)),
     };
     let r = match step.fault {
-        FaultKind::PauseHolder | FaultKind::KillHolder | FaultKind::IsolateHolder => {
-            one(topo.holder().await, "no worker holds the lock")
+        FaultKind::PauseHolder
+        | FaultKind::KillHolder
+        | FaultKind::IsolateHolder
+        | FaultKind::DeafenHolder
+        | FaultKind::MuteHolder => one(topo.holder().await, "no worker holds the lock"),
+        FaultKind::DeafenFollower => {
+            let Some(leader) = topo.leader().await else {
+                return Resolved::NoTarget("the system reports no leader");
+            };
+            let followers: Vec<String> =
+                topo.nodes().into_iter().filter(|n| *n != leader).collect();
+            return match pick_one(followers, step.pick) {
+                Some(f) => Resolved::OneWay(Grudge::deafen(&f, &[leader]), vec![f]),
+                None => Resolved::NoTarget("the leader has no followers"),
+            };
+        }
+        FaultKind::ClockJump => {
+            // Kleppmann's case: the clocks jump while a client holds the lock, so that its key
+            // expires early on a majority of the nodes that hold it.
+            if topo.holder().await.is_none() {
+                return Resolved::NoTarget("no worker holds the lock");
+            }
+            let nodes = majority(topo.nodes(), step.pick);
+            if nodes.is_empty() {
+                return Resolved::NoTarget("there are no nodes");
+            }
+            let secs = clock.jump.as_secs_f64();
+            return Resolved::Clock(ClockSetting::Ahead { secs }, nodes);
+        }
+        FaultKind::ClockSkew => {
+            let factor = clock.skew;
+            return match pick_one(topo.nodes(), step.pick) {
+                Some(n) => Resolved::Clock(ClockSetting::Fast { factor }, vec![n]),
+                None => Resolved::NoTarget("there are no nodes"),
+            };
         }
         FaultKind::PauseWorker | FaultKind::KillWorker | FaultKind::IsolateWorker => {
             one(pick_one(topo.workers(), step.pick), "there are no workers")
@@ -73,6 +119,16 @@ pub(crate) async fn resolve<T: Topology>(topo: &T, step: &Step) -> Resolved {
         FaultKind::IsolateWorker | FaultKind::IsolateHolder => {
             Resolved::Partition(Grudge::isolate_worker(&target, &topo.nodes()), vec![target])
         }
+        FaultKind::DeafenHolder => {
+            Resolved::OneWay(Grudge::deafen(&target, &topo.nodes()), vec![target])
+        }
+        FaultKind::MuteHolder => {
+            Resolved::OneWay(Grudge::mute(&target, &topo.nodes()), vec![target])
+        }
+        // resolved above
+        FaultKind::DeafenFollower | FaultKind::ClockJump | FaultKind::ClockSkew => {
+            Resolved::NoTarget("resolved before the target match")
+        }
         FaultKind::IsolateResource => {
             let mut others = topo.workers();
             others.extend(topo.nodes());
@@ -105,6 +161,11 @@ mod tests {
         }
     }
 
+    const CF: ClockFaults = ClockFaults {
+        jump: Duration::from_secs(10),
+        skew: 3.0,
+    };
+
     fn block_on<F: std::future::Future>(f: F) -> F::Output {
         tokio::runtime::Builder::new_current_thread()
             .build()
@@ -115,7 +176,7 @@ mod tests {
     #[test]
     fn halves_of_five_put_two_drawn_nodes_in_the_minority_the_same_way_for_one_pick() {
         let topo = StaticTopology::new(2, 5);
-        let minority = |pick| match block_on(resolve(&topo, &step(FaultKind::Halves, pick))) {
+        let minority = |pick| match block_on(resolve(&topo, &step(FaultKind::Halves, pick), &CF)) {
             Resolved::Partition(g, minority) => {
                 assert!(
                     !g.drops(&minority[0], &minority[1]),
@@ -135,10 +196,42 @@ mod tests {
     }
 
     #[test]
+    fn one_way_and_clock_faults_hit_the_right_nodes() {
+        let topo = StaticTopology::new(3, 5);
+        match block_on(resolve(&topo, &step(FaultKind::DeafenFollower, 3), &CF)) {
+            Resolved::OneWay(g, t) => {
+                assert_ne!(t[0], "n1", "a follower, not the leader");
+                assert!(g.drops(&t[0], "n1") && !g.drops("n1", &t[0]));
+            }
+            _ => panic!("deafen-follower is one-way"),
+        }
+        match block_on(resolve(&topo, &step(FaultKind::MuteHolder, 0), &CF)) {
+            Resolved::OneWay(g, t) => {
+                assert_eq!(t, ["worker-1"]);
+                assert!(g.drops("n3", "worker-1") && !g.drops("worker-1", "n3"));
+            }
+            _ => panic!("mute-holder is one-way"),
+        }
+        match block_on(resolve(&topo, &step(FaultKind::ClockJump, 9), &CF)) {
+            Resolved::Clock(ClockSetting::Ahead { secs }, nodes) => {
+                assert_eq!(secs, 10.0);
+                assert_eq!(nodes.len(), 3, "a majority of five");
+            }
+            _ => panic!("clock-jump moves clocks"),
+        }
+        match block_on(resolve(&topo, &step(FaultKind::ClockSkew, 9), &CF)) {
+            Resolved::Clock(ClockSetting::Fast { factor }, nodes) => {
+                assert_eq!((factor, nodes.len()), (3.0, 1));
+            }
+            _ => panic!("clock-skew makes a clock fast"),
+        }
+    }
+
+    #[test]
     fn holder_and_leader_faults_follow_the_topology() {
         let topo = StaticTopology::new(3, 3);
         *topo.leader.lock().expect("leader") = Some("n3".into());
-        match block_on(resolve(&topo, &step(FaultKind::IsolateLeader, 0))) {
+        match block_on(resolve(&topo, &step(FaultKind::IsolateLeader, 0), &CF)) {
             Resolved::Partition(g, t) => {
                 assert_eq!(t, ["n3"]);
                 assert!(g.drops("n3", "n1") && g.drops("n1", "n3") && !g.drops("n1", "n2"));
@@ -147,11 +240,11 @@ mod tests {
         }
         *topo.leader.lock().expect("leader") = None;
         assert!(matches!(
-            block_on(resolve(&topo, &step(FaultKind::Failover, 0))),
+            block_on(resolve(&topo, &step(FaultKind::Failover, 0), &CF)),
             Resolved::NoTarget(_)
         ));
         assert!(matches!(
-            block_on(resolve(&topo, &step(FaultKind::PauseHolder, 0))),
+            block_on(resolve(&topo, &step(FaultKind::PauseHolder, 0), &CF)),
             Resolved::Signal(Signal::Stop, t) if t == ["worker-1"]
         ));
     }

@@ -45,10 +45,25 @@ pub enum FaultKind {
     IsolateResource,
     /// Pause the master so that the sentinels promote a replica (Redis Sentinel only).
     Failover,
+    /// One-way: the holder hears nothing from the lock service, while what it sends still
+    /// arrives (its keep-alives reach the server; the answers never come back).
+    DeafenHolder,
+    /// One-way: the lock service hears nothing from the holder, while the holder still hears
+    /// the service (its keep-alives are lost; it can still read that it holds).
+    MuteHolder,
+    /// One-way: a follower stops hearing the leader, while the leader still hears it.
+    DeafenFollower,
+    /// Just after a worker acquires the lock, the wall clocks of a drawn majority of the
+    /// lock-service nodes jump forward (5 × ttl), and back at the heal (libfaketime; monotonic
+    /// clocks untouched).
+    ClockJump,
+    /// One lock-service node's wall clock runs fast (3 × real time) for the fault's length, and
+    /// is set back to the real time at the heal.
+    ClockSkew,
 }
 
 /// Every fault, in the order `--help` lists them.
-pub const ALL_FAULTS: [FaultKind; 15] = [
+pub const ALL_FAULTS: [FaultKind; 20] = [
     FaultKind::PauseHolder,
     FaultKind::PauseWorker,
     FaultKind::KillHolder,
@@ -64,6 +79,11 @@ pub const ALL_FAULTS: [FaultKind; 15] = [
     FaultKind::IsolateHolder,
     FaultKind::IsolateResource,
     FaultKind::Failover,
+    FaultKind::DeafenHolder,
+    FaultKind::MuteHolder,
+    FaultKind::DeafenFollower,
+    FaultKind::ClockJump,
+    FaultKind::ClockSkew,
 ];
 
 impl FaultKind {
@@ -84,6 +104,11 @@ impl FaultKind {
             FaultKind::IsolateHolder => "isolate-holder",
             FaultKind::IsolateResource => "isolate-resource",
             FaultKind::Failover => "failover",
+            FaultKind::DeafenHolder => "deafen-holder",
+            FaultKind::MuteHolder => "mute-holder",
+            FaultKind::DeafenFollower => "deafen-follower",
+            FaultKind::ClockJump => "clock-jump",
+            FaultKind::ClockSkew => "clock-skew",
         }
     }
 
@@ -97,7 +122,24 @@ impl FaultKind {
                 | FaultKind::IsolateWorker
                 | FaultKind::IsolateHolder
                 | FaultKind::IsolateResource
+                | FaultKind::DeafenHolder
+                | FaultKind::MuteHolder
+                | FaultKind::DeafenFollower
         )
+    }
+
+    /// Partitions that cut traffic in one direction only.
+    pub fn is_one_way(self) -> bool {
+        matches!(
+            self,
+            FaultKind::DeafenHolder | FaultKind::MuteHolder | FaultKind::DeafenFollower
+        )
+    }
+
+    /// Faults on the wall clock (libfaketime), which only reach programs that read the time
+    /// through libc.
+    pub fn is_clock(self) -> bool {
+        matches!(self, FaultKind::ClockJump | FaultKind::ClockSkew)
     }
 
     /// What the fault hits. `isolate-worker` counts as a fault on workers; a reader that knows
@@ -109,7 +151,9 @@ impl FaultKind {
             | FaultKind::KillHolder
             | FaultKind::KillWorker
             | FaultKind::IsolateWorker
-            | FaultKind::IsolateHolder => Scope::Workers,
+            | FaultKind::IsolateHolder
+            | FaultKind::DeafenHolder
+            | FaultKind::MuteHolder => Scope::Workers,
             FaultKind::IsolateResource => Scope::Resource,
             FaultKind::PauseNode
             | FaultKind::PauseLeader
@@ -118,7 +162,10 @@ impl FaultKind {
             | FaultKind::IsolateLeader
             | FaultKind::Halves
             | FaultKind::MajoritiesRing
-            | FaultKind::Failover => Scope::LockService,
+            | FaultKind::Failover
+            | FaultKind::DeafenFollower
+            | FaultKind::ClockJump
+            | FaultKind::ClockSkew => Scope::LockService,
         }
     }
 
@@ -128,6 +175,8 @@ impl FaultKind {
         match self {
             FaultKind::PauseHolder | FaultKind::PauseWorker => ttl * 2,
             FaultKind::KillHolder | FaultKind::KillWorker => ttl,
+            // The jump acts at its start (keys expire at once); the heal sets the clock back.
+            FaultKind::ClockJump => ttl,
             _ => Duration::from_secs(10),
         }
     }
@@ -146,6 +195,13 @@ impl FaultKind {
             FaultKind::Failover if !caps.failover => {
                 Some("it has no automatic failover (only redis-sentinel has)")
             }
+            FaultKind::DeafenFollower if !(caps.leader && caps.quorum) => {
+                Some("it has no leader whose followers replicate from it")
+            }
+            FaultKind::ClockJump | FaultKind::ClockSkew if !caps.fake_clock => Some(
+                "its servers are Go programs (etcd), and libfaketime cannot reach them: Go reads \
+                 the clock through the vDSO, not libc",
+            ),
             _ => None,
         }
     }
@@ -210,6 +266,9 @@ pub struct Capabilities {
     pub quorum: bool,
     /// Something promotes a replica when the master is gone.
     pub failover: bool,
+    /// Its servers read the wall clock through libc, so libfaketime can move it.
+    #[serde(default)]
+    pub fake_clock: bool,
 }
 
 /// A system name the nemesis does not know.
@@ -222,17 +281,19 @@ pub struct UnknownSystem(pub String);
 impl Capabilities {
     /// The capabilities of a system by its fencecheck name.
     pub fn for_system(system: &str) -> Result<Self, UnknownSystem> {
-        let (leader, quorum, failover) = match system {
-            "etcd" | "zookeeper" => (true, true, false),
-            "redis-sentinel" => (true, true, true),
-            "redis" | "postgres" => (true, false, false),
-            "redlock" => (false, false, false),
+        let (leader, quorum, failover, fake_clock) = match system {
+            "etcd" => (true, true, false, false),
+            "zookeeper" => (true, true, false, true),
+            "redis-sentinel" => (true, true, true, true),
+            "redis" | "postgres" => (true, false, false, true),
+            "redlock" => (false, false, false, true),
             other => return Err(UnknownSystem(other.to_string())),
         };
         Ok(Self {
             leader,
             quorum,
             failover,
+            fake_clock,
         })
     }
 }
@@ -266,6 +327,12 @@ mod tests {
             .unsupported_because(&redlock)
             .is_none());
         assert!(Capabilities::for_system("mongo").is_err());
+        let why = FaultKind::ClockJump.unsupported_because(&etcd).unwrap();
+        assert!(why.contains("Go") && why.contains("libfaketime"), "{why}");
+        assert!(FaultKind::ClockJump.unsupported_because(&redlock).is_none());
+        assert!(FaultKind::DeafenFollower
+            .unsupported_because(&redlock)
+            .is_some());
     }
 
     #[test]

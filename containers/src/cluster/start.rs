@@ -26,12 +26,48 @@ impl RunEnv {
         system: System,
         image: Option<&str>,
     ) -> Result<ClusterHandle, DockerError> {
+        self.start_members(system, image, None).await
+    }
+
+    /// As [`Self::start_cluster`], every server under a fake clock kept in `<clocks>/<node>/`
+    /// (see [`crate::control::clock`]), for clock faults. etcd is refused: libfaketime cannot
+    /// reach Go programs.
+    pub async fn start_cluster_with_fake_clocks(
+        &self,
+        system: System,
+        clocks: &std::path::Path,
+    ) -> Result<ClusterHandle, DockerError> {
+        self.start_members(system, None, Some(clocks)).await
+    }
+
+    async fn start_members(
+        &self,
+        system: System,
+        image: Option<&str>,
+        clocks: Option<&std::path::Path>,
+    ) -> Result<ClusterHandle, DockerError> {
         let started = Instant::now();
         let cluster = system.cluster();
         let mut nodes: Vec<Node> = Vec::new();
         let name = |short: &str| self.container_name(short);
+        if clocks.is_some() && system == System::Etcd {
+            return Err(DockerError::Invalid(
+                "clock faults cannot reach etcd: its servers are Go programs, which read the \
+                 clock through the vDSO, not libc, so libfaketime does not move it"
+                    .into(),
+            ));
+        }
         for wave in cluster.waves(&name) {
-            let starts = wave.into_iter().map(|mut spec| {
+            let mut specs = Vec::new();
+            for mut spec in wave {
+                if let Some(root) = clocks {
+                    let dir = root.join(&spec.name);
+                    crate::control::clock::fake(&mut spec, &dir)
+                        .map_err(DockerError::io(format!("create {}", dir.display())))?;
+                }
+                specs.push(spec);
+            }
+            let starts = specs.into_iter().map(|mut spec| {
                 if let Some(image) = image {
                     spec.image = Some(image.to_string());
                 }

@@ -27,6 +27,16 @@ pub fn install_commands(peers: &[String]) -> Vec<Vec<String>> {
     cmds
 }
 
+/// The iptables invocations of a one-way cut: the namespace drops what arrives from `peers`
+/// (INPUT only); what it sends them still leaves and arrives.
+pub fn install_inbound_commands(peers: &[String]) -> Vec<Vec<String>> {
+    let mut cmds = vec![args(&["-N", CHAIN]), args(&["-I", "INPUT", "-j", CHAIN])];
+    for ip in peers {
+        cmds.push(args(&["-A", CHAIN, "-s", ip, "-j", "DROP"]));
+    }
+    cmds
+}
+
 /// The invocations that remove everything [`install_commands`] added. Each may fail harmlessly
 /// when there is nothing to remove.
 pub fn flush_commands() -> Vec<Vec<String>> {
@@ -61,6 +71,14 @@ pub fn run(host_pid: u32, iptables_args: &[String]) -> Result<String, String> {
 pub fn install(host_pid: u32, peers: &[String]) -> Result<(), String> {
     flush(host_pid);
     install_commands(peers)
+        .iter()
+        .try_for_each(|c| run(host_pid, c).map(|_| ()))
+}
+
+/// Installs a fresh one-way cut in one namespace (see [`install_inbound_commands`]).
+pub fn install_inbound(host_pid: u32, peers: &[String]) -> Result<(), String> {
+    flush(host_pid);
+    install_inbound_commands(peers)
         .iter()
         .try_for_each(|c| run(host_pid, c).map(|_| ()))
 }

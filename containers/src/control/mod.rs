@@ -8,10 +8,12 @@
 //! - [`iptables`]: the `FENCECHECK` chain and `nsenter`.
 //! - [`restart`]: how a killed target comes back.
 //! - [`audit`]: proof that nothing is left stopped or cut.
+//! - [`clock`]: fake wall clocks (libfaketime) and how a clock fault moves them.
 //! - [`topology`]: the nemesis's view of a run (leader, holder) and restarts through `RunEnv`.
 //! - [`deaths`]: nodes that died outside the fault plan.
 
 pub mod audit;
+pub mod clock;
 pub mod deaths;
 pub mod iptables;
 pub mod procs;
@@ -23,7 +25,7 @@ pub use restart::{DockerRestart, Restart};
 pub use topology::{ClusterRestart, RunTopology};
 
 use bollard::Docker;
-use nemesis::{ControlError, Grudge, NodeControl, Signal};
+use nemesis::{ClockSetting, ControlError, Grudge, NodeControl, Signal};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -55,6 +57,8 @@ pub struct DockerControl {
     tracked: Mutex<Tracked>,
     /// The kills this control makes, so a watch of deaths can tell them from unplanned ones.
     planned: deaths::PlannedDeaths,
+    /// The run's fake clocks, when its nodes were started with one.
+    clocks: Option<clock::FakeClocks>,
 }
 
 impl std::fmt::Debug for DockerControl {
@@ -83,7 +87,14 @@ impl DockerControl {
             restarter,
             tracked: Mutex::new(Tracked::default()),
             planned: deaths::PlannedDeaths::default(),
+            clocks: None,
         }
+    }
+
+    /// Clock faults move the clocks under `root` (see [`clock::FakeClocks`]).
+    pub fn with_fake_clocks(mut self, root: std::path::PathBuf) -> Self {
+        self.clocks = Some(clock::FakeClocks::new(root));
+        self
     }
 
     /// The deaths this control causes (for [`deaths::watch`]).
@@ -159,12 +170,17 @@ impl DockerControl {
             iptables::flush(*pid);
         }
         t.rules.clear();
+        if let Some(clocks) = &self.clocks {
+            clocks.reset_all();
+        }
     }
 
     /// Whether anything is currently stopped or cut by this control.
     pub fn is_hurting(&self) -> bool {
         let t = lock(&self.tracked);
-        !t.stopped.is_empty() || !t.rules.is_empty()
+        !t.stopped.is_empty()
+            || !t.rules.is_empty()
+            || self.clocks.as_ref().is_some_and(|c| c.any_moved())
     }
 }
 
@@ -249,6 +265,38 @@ impl NodeControl for DockerControl {
     }
 
     async fn partition(&self, grudge: &Grudge) -> Result<(), ControlError> {
+        self.install(grudge, false).await
+    }
+
+    async fn partition_inbound(&self, grudge: &Grudge) -> Result<(), ControlError> {
+        self.install(grudge, true).await
+    }
+
+    async fn set_clock(&self, target: &str, setting: ClockSetting) -> Result<(), ControlError> {
+        let Some(clocks) = &self.clocks else {
+            return Err(ControlError::new(
+                target,
+                "set clock",
+                "this run's nodes were not started with a fake clock",
+            ));
+        };
+        clocks
+            .set(target, setting)
+            .map_err(|e| ControlError::new(target, "set clock", e))
+    }
+
+    async fn heal_network(&self) -> Result<(), ControlError> {
+        let namespaces: Vec<u32> = std::mem::take(&mut lock(&self.tracked).rules)
+            .into_values()
+            .collect();
+        blocking(move || namespaces.into_iter().for_each(iptables::flush)).await;
+        Ok(())
+    }
+}
+
+impl DockerControl {
+    /// Installs `grudge` (both ways, or inbound only), replacing any previous partition.
+    async fn install(&self, grudge: &Grudge, inbound_only: bool) -> Result<(), ControlError> {
         self.heal_network().await?;
         for node in grudge.nodes() {
             let live = self.live(node, "partition").await?;
@@ -261,18 +309,16 @@ impl NodeControl for DockerControl {
             }
             lock(&self.tracked).rules.insert(node.to_string(), live.pid);
             let pid = live.pid;
-            blocking(move || iptables::install(pid, &peers))
-                .await
-                .map_err(|e| ControlError::new(node, "partition", e))?;
+            blocking(move || {
+                if inbound_only {
+                    iptables::install_inbound(pid, &peers)
+                } else {
+                    iptables::install(pid, &peers)
+                }
+            })
+            .await
+            .map_err(|e| ControlError::new(node, "partition", e))?;
         }
-        Ok(())
-    }
-
-    async fn heal_network(&self) -> Result<(), ControlError> {
-        let namespaces: Vec<u32> = std::mem::take(&mut lock(&self.tracked).rules)
-            .into_values()
-            .collect();
-        blocking(move || namespaces.into_iter().for_each(iptables::flush)).await;
         Ok(())
     }
 }

@@ -3,8 +3,10 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod clock;
 mod etcd;
 mod heal;
+mod one_way;
 mod partitions;
 mod sentinel;
 mod zookeeper;

@@ -33,11 +33,26 @@ fn run_id(tag: &str) -> String {
 
 /// Starts `system` and the extra containers (workers named in `workers`) for one test.
 pub async fn fixture(system: System, tag: &str, extra: Vec<ContainerSpec>) -> Fixture {
+    start(system, tag, extra, false).await
+}
+
+/// As [`fixture`], the cluster's servers under fake clocks that the control can move.
+pub async fn fixture_with_fake_clocks(system: System, tag: &str) -> Fixture {
+    start(system, tag, vec![], true).await
+}
+
+async fn start(system: System, tag: &str, extra: Vec<ContainerSpec>, faked: bool) -> Fixture {
     let id = run_id(tag);
     let dir = std::env::temp_dir().join(&id);
     std::fs::create_dir_all(&dir).expect("temp dir");
     let env = Arc::new(RunEnv::create(&id, None).await.expect("run env"));
-    let cluster = env.start_cluster(system).await.expect("cluster starts");
+    let clocks = dir.join("clocks");
+    let cluster = if faked {
+        env.start_cluster_with_fake_clocks(system, &clocks).await
+    } else {
+        env.start_cluster(system).await
+    }
+    .expect("cluster starts");
     let mut others = Vec::new();
     for spec in extra {
         others.push(env.start_container(spec).await.expect("extra container"));
@@ -56,7 +71,10 @@ pub async fn fixture(system: System, tag: &str, extra: Vec<ContainerSpec>) -> Fi
         others.clone(),
     ));
     let docker = containers::docker::connect().await.expect("docker");
-    let control = DockerControl::new(docker, env.network(), targets, restart);
+    let mut control = DockerControl::new(docker, env.network(), targets, restart);
+    if faked {
+        control = control.with_fake_clocks(clocks);
+    }
     let resource = others
         .iter()
         .map(|n| topology::short_name(&env, &n.name))

@@ -89,6 +89,13 @@ pub struct TestPlan {
     pub client_image: Option<String>,
     /// Bugs planted in the in-memory lock service (provider `memory` only).
     pub memory_bugs: Vec<MemoryBug>,
+    /// Which of a matrix's concurrent runs (`--jobs`) this is: its Docker run id then carries
+    /// a hash of the whole name and `-j<slot>`, so that runs at once never share containers.
+    /// Not part of the test (not in `test.yaml`).
+    pub docker_slot: Option<u32>,
+    /// The lock service's servers start under libfaketime (the fault plan, or a replay
+    /// scenario, moves their clocks).
+    pub fake_clocks: bool,
 }
 
 impl TestPlan {

@@ -11,7 +11,7 @@
 //!    `expect: <anomaly kind>` compared with the verdict.
 
 use super::actor::Actor;
-use super::scenario::{Expect, Scenario};
+use super::scenario::{Control, Expect, Scenario, Step};
 use super::stage;
 use super::steps::{self, Row, Stage, W};
 use crate::config::{validate, Provider, RawTest, TestPlan};
@@ -84,7 +84,27 @@ pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan>
         ..RawTest::default()
     };
     // The recipe's own rules (etcd leases are whole seconds, at least 2 s) are checked here.
-    validate(raw, 0).map_err(|e| anyhow::anyhow!("scenario {} on {provider}: {e}", scenario.name))
+    let mut plan = validate(raw, 0)
+        .map_err(|e| anyhow::anyhow!("scenario {} on {provider}: {e}", scenario.name))?;
+    plan.fake_clocks = scenario.steps.iter().any(|s| {
+        matches!(
+            s,
+            Step::Control {
+                control: Control::ClockJump { .. },
+                ..
+            }
+        )
+    });
+    let caps = nemesis::Capabilities::for_system(plan.provider.as_str())?;
+    if plan.fake_clocks && !caps.fake_clock {
+        anyhow::bail!(
+            "scenario {} on {provider}: clock-jump cannot reach {provider}: its servers are Go \
+             programs, which read the clock through the vDSO, not libc, so libfaketime does not \
+             move it",
+            scenario.name
+        );
+    }
+    Ok(plan)
 }
 
 /// Runs `scenario` on one provider (its plan from [`plan_for`]) and checks the recorded run.
@@ -242,6 +262,7 @@ async fn stage_and_run(
         paused_nodes: Vec::new(),
         isolated: BTreeSet::new(),
         cut_replication: None,
+        clocked: Vec::new(),
         log: log.clone(),
     };
     let (rows, aborted) = steps::run_all(&mut stage, &scenario.steps).await;

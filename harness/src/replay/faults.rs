@@ -44,6 +44,25 @@ impl Stage<'_> {
                 self.heal_all().await;
                 rows[i].result = "healed".into();
             }
+            Control::ClockJump { ahead, nodes } => {
+                let secs = ahead.get().as_secs_f64();
+                for node in nodes {
+                    self.site
+                        .control
+                        .set_clock(node, nemesis::ClockSetting::Ahead { secs })
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    if !self.clocked.contains(node) {
+                        self.clocked.push(node.clone());
+                    }
+                    self.nemesis(true, "clock-jump", node);
+                }
+                rows[i].result = format!("{} {ahead} ahead", nodes.join(", "));
+            }
+            Control::ClockReal => {
+                self.reset_clocks().await;
+                rows[i].result = "clocks real".into();
+            }
             Control::PauseNode(n) => {
                 let node = self.resolve_node(n).await?;
                 self.signal(&node, Signal::Stop).await?;
@@ -216,6 +235,7 @@ impl Stage<'_> {
             }
             self.nemesis(false, "pause-node", &node);
         }
+        self.reset_clocks().await;
         let isolated = std::mem::take(&mut self.isolated);
         let cut = self.cut_replication.take();
         if !isolated.is_empty() || cut.is_some() {
@@ -229,6 +249,21 @@ impl Stage<'_> {
             if let Some((m, _)) = cut {
                 self.nemesis(false, "cut-replication", &m);
             }
+        }
+    }
+
+    /// Every clock a `clock-jump` moved back to the real time.
+    async fn reset_clocks(&mut self) {
+        for node in std::mem::take(&mut self.clocked) {
+            if let Err(e) = self
+                .site
+                .control
+                .set_clock(&node, nemesis::ClockSetting::Real)
+                .await
+            {
+                self.log.line(&format!("heal: {e}"));
+            }
+            self.nemesis(false, "clock-jump", &node);
         }
     }
 }

@@ -84,6 +84,8 @@ fn control_text(c: &Control) -> String {
         Control::ResumeNode(n) => format!("resume {n}"),
         Control::CutReplication => "cut-replication".into(),
         Control::Failover => "failover".into(),
+        Control::ClockJump { ahead, nodes } => format!("clock-jump {ahead} on {}", nodes.join(",")),
+        Control::ClockReal => "clock-real".into(),
     }
 }
 

@@ -65,6 +65,10 @@ pub enum Control {
     CutReplication,
     /// Wait until the sentinels name a master other than the one at the step's start.
     Failover,
+    /// Move these nodes' wall clocks this far ahead (libfaketime), until `clock-real` or heal.
+    ClockJump { ahead: Dur, nodes: Vec<String> },
+    /// Every moved clock back to the real time.
+    ClockReal,
 }
 
 /// An expectation on a step's outcome.

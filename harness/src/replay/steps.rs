@@ -60,6 +60,8 @@ pub struct Stage<'s> {
     pub isolated: BTreeSet<usize>,
     /// The master cut from its replicas, and its replicas.
     pub cut_replication: Option<(String, Vec<String>)>,
+    /// Nodes whose wall clock a `clock-jump` moved.
+    pub clocked: Vec<String>,
     pub log: HarnessLog,
 }
 

@@ -38,6 +38,8 @@ pub struct ContainerSite {
     names: BTreeMap<String, String>,
     worker_names: Vec<String>,
     time_limit: Duration,
+    /// How far clock faults move a node's clock (from the ttl).
+    clock_faults: nemesis::ClockFaults,
     log: HarnessLog,
 }
 
@@ -154,12 +156,15 @@ impl ContainerSite {
         for store in &deployment.stores {
             names.extend(targets(env, store.nodes.iter()));
         }
-        let control = DockerControl::new(
+        let mut control = DockerControl::new(
             env.docker().clone(),
             env.network(),
             names.clone(),
             restart.clone(),
         );
+        if let Some(root) = deploy::fake_clock_root(env, plan) {
+            control = control.with_fake_clocks(root);
+        }
         Ok(ContainerSite {
             env: env.clone(),
             clock,
@@ -170,6 +175,7 @@ impl ContainerSite {
             names,
             worker_names,
             time_limit: plan.time_limit.get(),
+            clock_faults: nemesis::ClockFaults::for_ttl(plan.ttl.get()),
             log: log.clone(),
         })
     }
@@ -303,7 +309,8 @@ impl Site for ContainerSite {
     ) -> BoxFuture<'a, anyhow::Result<nemesis::Summary>> {
         Box::pin(async move {
             let nemesis = Nemesis::new(&self.control, &self.topology, history, self.clock)
-                .ending_at(self.time_limit);
+                .ending_at(self.time_limit)
+                .with_clock_faults(self.clock_faults);
             Ok(nemesis.run(plan, std::future::pending::<()>()).await?)
         })
     }

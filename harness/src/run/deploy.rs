@@ -46,8 +46,20 @@ pub fn system_of(provider: Provider) -> Option<System> {
 /// removes what an earlier, killed run of the same test left).
 pub fn run_id(plan: &TestPlan) -> String {
     let mut id = containers::docker::docker_safe(&plan.name);
-    id.truncate(40);
-    id.trim_matches('-').to_string()
+    match plan.docker_slot {
+        None => {
+            id.truncate(40);
+            id.trim_matches('-').to_string()
+        }
+        Some(slot) => {
+            // Two cells whose names share 30 characters must not share containers either.
+            let hash = plan.name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+            id.truncate(30);
+            format!("{}-{:06x}-j{slot}", id.trim_matches('-'), hash & 0xff_ffff)
+        }
+    }
 }
 
 /// Starts the lock service's cluster and any store the resource needs, concurrently.
@@ -72,7 +84,13 @@ pub async fn start_clusters(
     if needs_redis {
         stores.push(System::Redis);
     }
-    let lock = env.start_cluster(system);
+    let clocks = fake_clock_root(env, plan);
+    let lock = async {
+        match &clocks {
+            Some(root) => env.start_cluster_with_fake_clocks(system, root).await,
+            None => env.start_cluster(system).await,
+        }
+    };
     let others = futures::future::join_all(stores.into_iter().map(|s| env.start_cluster(s)));
     let (lock, others) = tokio::join!(lock, others);
     let lock = lock.with_context(|| format!("starting the {system} cluster"))?;
@@ -81,6 +99,16 @@ pub async fn start_clusters(
         .collect::<Result<Vec<_>, _>>()
         .context("starting a store")?;
     Ok((lock, others))
+}
+
+/// Where the lock-service nodes' fake clocks live (`<run>/clocks/`), when the plan moves clocks
+/// (a clock fault, a replay's clock step): only then do the servers start under libfaketime.
+pub fn fake_clock_root(env: &RunEnv, plan: &TestPlan) -> Option<std::path::PathBuf> {
+    plan.fake_clocks.then(|| {
+        env.run_dir()
+            .unwrap_or(std::path::Path::new("."))
+            .join("clocks")
+    })
 }
 
 fn store<'a>(
@@ -344,6 +372,17 @@ mod tests {
         )
         .unwrap();
         assert_eq!(run_id(&plan), "etcd-lease-strict-pause-holder-kill-work");
+        let slotted = |name: &str, slot| {
+            run_id(&TestPlan {
+                name: name.into(),
+                docker_slot: Some(slot),
+                ..plan.clone()
+            })
+        };
+        let a = slotted("libraries-kazoo-none-isolate-holder-a", 1);
+        assert_ne!(a, slotted("libraries-kazoo-none-isolate-holder-b", 1));
+        assert_ne!(a, slotted("libraries-kazoo-none-isolate-holder-a", 2));
+        assert!(a.ends_with("-j1") && a.len() <= 42, "{a}");
         assert!(run_id(&plan)
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-'));

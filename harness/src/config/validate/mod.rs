@@ -78,7 +78,6 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         work: timing.work,
         writes_per_hold,
         lock: names.lock,
-        faults,
         seed,
         fail_on: names.fail_on,
         recovery_slack: timing.recovery_slack,
@@ -86,5 +85,8 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         image: raw.image.unwrap_or_else(containers::image::node_image_tag),
         client_image,
         memory_bugs: names.memory_bugs,
+        docker_slot: None,
+        fake_clocks: faults.plan.steps.iter().any(|s| s.fault.is_clock()),
+        faults,
     })
 }

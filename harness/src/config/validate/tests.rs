@@ -115,6 +115,14 @@ fn nonsense_is_rejected_with_the_field_and_what_to_write() {
         ),
         (
             RawTest {
+                nemesis: Some(vec!["clock-jump".into()]),
+                ..raw()
+            },
+            "nemesis",
+            "libfaketime cannot reach them",
+        ),
+        (
+            RawTest {
                 fail_on: Some(vec!["oops".into()]),
                 ..raw()
             },

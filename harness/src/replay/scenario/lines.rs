@@ -40,10 +40,33 @@ pub(super) fn parse_nemesis(text: &str, line: u32) -> Result<Control, ScenarioEr
     Ok(match t {
         "heal" => Control::Heal,
         "cut-replication" => Control::CutReplication,
+        "clock-real" => Control::ClockReal,
+        _ if t.starts_with("clock-jump ") => clock_jump(&t[11..], line)?,
         _ if t.starts_with("pause ") => Control::PauseNode(node(&t[6..])?),
         _ if t.starts_with("resume ") => Control::ResumeNode(node(&t[7..])?),
-        other => return Err(at(line, format!("unknown nemesis action {other:?}; use heal, cut-replication, pause <node>, resume <node> (worker faults are worker steps: pause, resume, kill, isolate)"))),
+        other => return Err(at(line, format!("unknown nemesis action {other:?}; use heal, cut-replication, pause <node>, resume <node>, clock-jump <duration> on <node>,<node>..., clock-real (worker faults are worker steps: pause, resume, kill, isolate)"))),
     })
+}
+
+/// `10s on redis-1,redis-2,redis-3`.
+fn clock_jump(rest: &str, line: u32) -> Result<Control, ScenarioError> {
+    let bad = || {
+        at(
+            line,
+            format!("clock-jump {rest:?}: write `clock-jump 10s on redis-1,redis-2,redis-3`"),
+        )
+    };
+    let (ahead, nodes) = rest.split_once(" on ").ok_or_else(bad)?;
+    let ahead: crate::config::Dur = ahead.trim().parse().map_err(|_| bad())?;
+    let nodes: Vec<String> = nodes
+        .split(',')
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty())
+        .collect();
+    if nodes.is_empty() {
+        return Err(bad());
+    }
+    Ok(Control::ClockJump { ahead, nodes })
 }
 
 pub(super) fn parse_wait(
