@@ -11,12 +11,13 @@ use crate::locks::{LockId, LockNames};
 use results::fault::NODE_DIED;
 use results::store::CheckConfig;
 use results::verdict::UNPLANNED_NODE_EXITS;
-use results::{AnomalyKind, EventRef, OpType, ResourceRef, Validity, Verdict, F};
+use results::{AnomalyKind, EventRef, ResourceRef, Validity, Verdict, F};
 use serde_json::json;
 
 mod streams;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+mod exercised;
 pub use streams::{check, check_stream};
 
 struct Slot {
@@ -259,45 +260,6 @@ impl Engine {
     /// Says the resource log could not be read; checkers that need it become unknown.
     pub fn resource_log_missing(&mut self, why: String) {
         self.resource_log = ResourceLog::Missing(why);
-    }
-
-    /// How many acquires and writes completed ok, failed and stayed indeterminate: what the
-    /// run exercised, in the summary's words.
-    fn operations(&self) -> serde_json::Value {
-        let count = |op: Interests, kind: OpType| self.seen[route(op.only(kind))];
-        let one = |op: Interests| {
-            json!({
-                "ok": count(op, OpType::Ok),
-                "fail": count(op, OpType::Fail),
-                "info": count(op, OpType::Info),
-            })
-        };
-        json!({ "acquire": one(Interests::ACQUIRE), "write": one(Interests::WRITE) })
-    }
-
-    /// Why the run cannot vouch for anything (DESIGN.md "What a verdict may claim"): acquires
-    /// were attempted and none succeeded, or writes were attempted and the resource decided
-    /// none. A run that never held the lock or never had a write decided tested nothing.
-    fn exercised_nothing(&self) -> Vec<String> {
-        let count = |op: Interests, kind: OpType| self.seen[route(op.only(kind))];
-        let mut why = Vec::new();
-        let (acquires, granted) = (
-            count(Interests::ACQUIRE, OpType::Invoke),
-            count(Interests::ACQUIRE, OpType::Ok),
-        );
-        if acquires > 0 && granted == 0 {
-            why.push(format!(
-                "{acquires} acquires were attempted and none succeeded: the run exercised no hold"
-            ));
-        }
-        let writes = count(Interests::WRITE, OpType::Invoke);
-        if writes > 0 && self.resource_entries == 0 && self.resource_log == ResourceLog::Present {
-            why.push(format!(
-                "{writes} writes were attempted and the resource decided none: the run exercised \
-                 no fenced write"
-            ));
-        }
-        why
     }
 
     /// Ends the streams and composes the verdict.

@@ -15,6 +15,8 @@ use std::future::Future;
 use std::sync::Mutex;
 use std::time::Duration;
 
+mod heal;
+
 /// Whether a fault's target is the current lock holder (found at its start, maybe waited for).
 fn is_holder_fault(fault: FaultKind) -> bool {
     matches!(
@@ -360,63 +362,5 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
         }
         e.value = Some(value);
         e
-    }
-
-    /// Heals everything: stops every active fault (recording its stop), SIGCONTs every worker,
-    /// node and resource, flushes every partition rule, restarts whatever is still killed.
-    /// Tries every step even when one fails, and returns the first failure.
-    pub async fn heal_all(&self) -> Result<(), NemesisError> {
-        let mut first: Option<NemesisError> = None;
-        let mut keep = |r: Result<(), NemesisError>| {
-            if let Err(e) = r {
-                first.get_or_insert(e);
-            }
-        };
-        let active: Vec<usize> = self.state().active.keys().copied().collect();
-        for i in active {
-            let r = self.stop(i, true).await;
-            if r.is_err() {
-                self.state().active.remove(&i);
-            }
-            keep(r);
-        }
-        let (paused, killed) = {
-            let st = self.state();
-            (st.paused.clone(), st.killed.clone())
-        };
-        let mut everyone: BTreeSet<String> = paused;
-        everyone.extend(self.topology.workers());
-        everyone.extend(self.topology.nodes());
-        everyone.extend(self.topology.resource());
-        for t in everyone.iter().filter(|t| !killed.contains(*t)) {
-            keep(
-                self.control
-                    .signal(t, Signal::Cont)
-                    .await
-                    .map_err(Into::into),
-            );
-        }
-        keep(self.control.heal_network().await.map_err(Into::into));
-        let clocked = std::mem::take(&mut self.state().clocked);
-        for t in &clocked {
-            keep(
-                self.control
-                    .set_clock(t, ClockSetting::Real)
-                    .await
-                    .map_err(Into::into),
-            );
-        }
-        for t in &killed {
-            let r = self.control.restart(t).await;
-            if r.is_ok() {
-                self.state().killed.remove(t);
-            }
-            keep(r.map_err(Into::into));
-        }
-        self.state().paused.clear();
-        match first {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
     }
 }

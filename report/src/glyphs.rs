@@ -9,13 +9,23 @@ pub fn fault_color(name: &str) -> (&'static str, &'static str) {
     let n = name.to_ascii_lowercase();
     if n.contains("pause") || n.contains("stop") {
         ("#d97706", "#fef3c7")
-    } else if ["partition", "isolate", "halves", "ring", "grudge"]
-        .iter()
-        .any(|w| n.contains(w))
+    } else if [
+        "partition",
+        "isolate",
+        "halves",
+        "ring",
+        "grudge",
+        "deafen",
+        "mute",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
     {
         ("#7c3aed", "#ede9fe")
     } else if n.contains("kill") || n.contains("crash") {
         ("#dc2626", "#fee2e2")
+    } else if n.contains("clock") {
+        ("#2563eb", "#dbeafe")
     } else {
         ("#0f766e", "#ccfbf1")
     }

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::testkit::*;
+use results::OpType;
 
 #[test]
 fn every_event_shape_has_its_own_route() {
