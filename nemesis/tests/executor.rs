@@ -336,3 +336,65 @@ async fn the_same_seed_hits_the_same_targets() {
     assert!(runs[0].len() > 4);
     assert_eq!(runs[0], runs[1]);
 }
+
+#[tokio::test]
+async fn a_clock_jump_waits_for_a_fresh_holder_and_every_clock_is_real_after_the_run() {
+    let (writer, path) = history("clock");
+    let (control, topo) = (FakeControl::new(), StaticTopology::new(3, 5));
+    let plan = plan(
+        "- at 0ms start clock-jump for 30ms\n- at 40ms start clock-skew for 30ms\n",
+        "redlock",
+    );
+    let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+    let hand_over = async {
+        tokio::time::sleep(Duration::from_millis(8)).await;
+        *topo.holder.lock().unwrap() = Some("worker-2".into());
+    };
+    let (summary, ()) = tokio::join!(nemesis.run(&plan, never()), hand_over);
+    assert_eq!(summary.unwrap().started, 2);
+    let ev = events(&path);
+    let jump = ev
+        .iter()
+        .find(|e| e.f.to_string() == "start-clock-jump")
+        .unwrap();
+    assert!(
+        jump.time >= 8_000_000,
+        "the jump waited for worker-2's fresh hold (at {} ns)",
+        jump.time
+    );
+    let value = jump.value.as_ref().unwrap();
+    assert_eq!(
+        value["targets"].as_array().unwrap().len(),
+        3,
+        "a majority of 5"
+    );
+    assert!(value["clock"]["ahead"]["secs"].as_f64().unwrap() > 0.0);
+    let sets: Vec<Call> = control
+        .calls()
+        .into_iter()
+        .filter(|c| matches!(c, Call::SetClock(..)))
+        .collect();
+    assert!(sets
+        .iter()
+        .any(|c| matches!(c, Call::SetClock(_, s) if s.starts_with("fast"))));
+    assert!(
+        control.clocks().is_empty(),
+        "every clock real after the run: {sets:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_one_way_cut_is_applied_inbound_and_recorded_with_its_direction() {
+    let (writer, path) = history("oneway");
+    let (control, topo) = (FakeControl::new(), StaticTopology::new(3, 3));
+    let plan = plan("- at 0ms start mute-holder for 20ms\n", "etcd");
+    let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+    nemesis.run(&plan, never()).await.unwrap();
+    assert!(control
+        .calls()
+        .iter()
+        .any(|c| matches!(c, Call::PartitionInbound(g) if g.drops("n1", "worker-1") && !g.drops("worker-1", "n1"))));
+    let ev = events(&path);
+    assert_eq!(ev[0].value.as_ref().unwrap()["direction"], "inbound");
+    assert!(control.grudge().is_empty(), "healed");
+}
