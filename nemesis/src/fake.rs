@@ -72,6 +72,21 @@ impl FakeControl {
         self.world().grudge.clone()
     }
 
+    fn install(&self, grudge: &Grudge, inbound_only: bool) -> Result<(), ControlError> {
+        let mut w = self.world();
+        w.calls.push(if inbound_only {
+            Call::PartitionInbound(grudge.clone())
+        } else {
+            Call::Partition(grudge.clone())
+        });
+        if let Some(bad) = grudge.nodes().find(|n| w.failing.contains(*n)) {
+            return Err(ControlError::new(bad, "partition", "no such container"));
+        }
+        w.grudge = grudge.clone();
+        w.inbound_only = inbound_only;
+        Ok(())
+    }
+
     /// Whether the partition in force cuts one direction only.
     pub fn inbound_only(&self) -> bool {
         self.world().inbound_only
@@ -116,25 +131,11 @@ impl NodeControl for FakeControl {
     }
 
     async fn partition(&self, grudge: &Grudge) -> Result<(), ControlError> {
-        let mut w = self.world();
-        w.calls.push(Call::Partition(grudge.clone()));
-        if let Some(bad) = grudge.nodes().find(|n| w.failing.contains(*n)) {
-            return Err(ControlError::new(bad, "partition", "no such container"));
-        }
-        w.grudge = grudge.clone();
-        w.inbound_only = false;
-        Ok(())
+        self.install(grudge, false)
     }
 
     async fn partition_inbound(&self, grudge: &Grudge) -> Result<(), ControlError> {
-        let mut w = self.world();
-        w.calls.push(Call::PartitionInbound(grudge.clone()));
-        if let Some(bad) = grudge.nodes().find(|n| w.failing.contains(*n)) {
-            return Err(ControlError::new(bad, "partition", "no such container"));
-        }
-        w.grudge = grudge.clone();
-        w.inbound_only = true;
-        Ok(())
+        self.install(grudge, true)
     }
 
     async fn heal_network(&self) -> Result<(), ControlError> {
