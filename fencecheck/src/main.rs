@@ -44,6 +44,9 @@ enum Command {
     /// Internal: the fenced resource server (started inside a container by the harness).
     #[command(hide = true)]
     Resource(commands::resource::Args),
+    /// Internal: the link proxy of slow and lossy networks (started inside a container).
+    #[command(hide = true)]
+    Proxy(commands::proxy::Args),
 }
 
 fn main() -> ExitCode {
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => commands::bench::run(a),
         Command::Worker(a) => commands::worker::run(a),
         Command::Resource(a) => commands::resource::run(a),
+        Command::Proxy(a) => commands::proxy::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,4 +1,4 @@
-//! Clock faults as data: what a node's wall clock should read relative to the real one. The
+//! Clock and link faults as data: what a node's wall clock should read relative to the real one. The
 //! harness makes it so with libfaketime (a timestamp file each faked server re-reads on every
 //! call); the nemesis only says which setting each target gets and when.
 
@@ -24,6 +24,8 @@ pub struct ClockFaults {
     pub jump: Duration,
     /// `clock-skew`: how many times as fast the clock runs.
     pub skew: f64,
+    /// `slow-network`: the delay added to the holder's links.
+    pub slow: LinkShaping,
 }
 
 impl ClockFaults {
@@ -32,6 +34,34 @@ impl ClockFaults {
         Self {
             jump: (ttl * 5).max(Duration::from_secs(5)),
             skew: 3.0,
+            slow: LinkShaping::slow(ttl),
+        }
+    }
+}
+
+/// How the link proxy shapes a target's links (see `workloads::proxy`).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct LinkShaping {
+    pub delay_ms: u64,
+    pub jitter_ms: u64,
+    pub loss: f64,
+}
+
+impl LinkShaping {
+    /// `slow-network`: ttl / 4 per chunk, plus up to ttl / 8.
+    pub fn slow(ttl: Duration) -> Self {
+        Self {
+            delay_ms: (ttl / 4).as_millis() as u64,
+            jitter_ms: (ttl / 8).as_millis() as u64,
+            loss: 0.0,
+        }
+    }
+
+    /// `lossy-network`: a chunk breaks its connection with probability 0.2.
+    pub fn lossy() -> Self {
+        Self {
+            loss: 0.2,
+            ..Self::default()
         }
     }
 }

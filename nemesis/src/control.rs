@@ -3,7 +3,7 @@
 //! holds the lock, who leads). The harness implements both over Docker; [`crate::fake`] has
 //! in-memory versions. The nemesis only ever speaks in names (`worker-3`, `etcd-1`).
 
-use crate::clock::ClockSetting;
+use crate::clock::{ClockSetting, LinkShaping};
 use crate::grudge::Grudge;
 use std::future::Future;
 
@@ -64,6 +64,13 @@ pub trait NodeControl: Send + Sync {
 
     /// Removes every rule any partition installed, in every namespace.
     fn heal_network(&self) -> impl Future<Output = Result<(), ControlError>> + Send;
+
+    /// Shapes every link of `target` (a worker) through the run's link proxy; `None` heals it.
+    fn shape_links(
+        &self,
+        target: &str,
+        shaping: Option<LinkShaping>,
+    ) -> impl Future<Output = Result<(), ControlError>> + Send;
 
     /// Sets `target`'s wall clock (a lock-service node started with a fakeable clock).
     fn set_clock(

@@ -26,6 +26,8 @@ fn is_holder_fault(fault: FaultKind) -> bool {
             | FaultKind::DeafenHolder
             | FaultKind::MuteHolder
             | FaultKind::ClockJump
+            | FaultKind::SlowNetwork
+            | FaultKind::LossyNetwork
     )
 }
 
@@ -59,6 +61,7 @@ enum Applied {
     Killed,
     Partitioned,
     Clocked,
+    Shaped,
 }
 
 #[derive(Debug, Clone)]
@@ -75,6 +78,8 @@ struct State {
     killed: BTreeSet<String>,
     /// Nodes whose clock is not the real one.
     clocked: BTreeSet<String>,
+    /// Workers whose links are shaped.
+    shaped: BTreeSet<String>,
     active: BTreeMap<usize, Active>,
     summary: Summary,
 }
@@ -251,6 +256,14 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                 let value = serde_json::to_value(setting).unwrap_or_default();
                 (Applied::Clocked, targets, vec![("clock", value)])
             }
+            Resolved::Links(shaping, targets) => {
+                for t in &targets {
+                    self.state().shaped.insert(t.clone());
+                    self.control.shape_links(t, Some(shaping)).await?;
+                }
+                let value = serde_json::to_value(shaping).unwrap_or_default();
+                (Applied::Shaped, targets, vec![("links", value)])
+            }
         };
         let event = self.event(
             F::Start(step.fault.name().into()),
@@ -330,6 +343,12 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                 for t in &active.targets {
                     self.control.set_clock(t, ClockSetting::Real).await?;
                     self.state().clocked.remove(t);
+                }
+            }
+            Applied::Shaped => {
+                for t in &active.targets {
+                    self.control.shape_links(t, None).await?;
+                    self.state().shaped.remove(t);
                 }
             }
         }

@@ -3,7 +3,7 @@
 //! [`StaticTopology`] whose holder and leader a test sets. The executor's whole behaviour is
 //! specified against these in milliseconds; the container tests prove the same against Docker.
 
-use crate::clock::ClockSetting;
+use crate::clock::{ClockSetting, LinkShaping};
 use crate::control::{ControlError, NodeControl, Signal, Topology};
 use crate::grudge::Grudge;
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,6 +19,8 @@ pub enum Call {
     HealNetwork,
     /// The target and its clock setting, as text (`ahead 10s`, `fast x3`, `real`).
     SetClock(String, String),
+    /// The target and its links' shaping (`None`: healed).
+    ShapeLinks(String, Option<(u64, u64, String)>),
 }
 
 #[derive(Debug, Default)]
@@ -30,6 +32,7 @@ struct World {
     /// Whether the grudge in force is one-way.
     inbound_only: bool,
     clocks: BTreeMap<String, ClockSetting>,
+    shaped: BTreeSet<String>,
     failing: BTreeSet<String>,
 }
 
@@ -92,6 +95,11 @@ impl FakeControl {
         self.world().inbound_only
     }
 
+    /// The targets whose links are shaped now.
+    pub fn shaped(&self) -> BTreeSet<String> {
+        self.world().shaped.clone()
+    }
+
     /// The targets whose clocks are not real, with their setting.
     pub fn clocks(&self) -> BTreeMap<String, ClockSetting> {
         self.world().clocks.clone()
@@ -143,6 +151,21 @@ impl NodeControl for FakeControl {
         w.calls.push(Call::HealNetwork);
         w.grudge = Grudge::none();
         w.inbound_only = false;
+        Ok(())
+    }
+
+    async fn shape_links(
+        &self,
+        target: &str,
+        shaping: Option<LinkShaping>,
+    ) -> Result<(), ControlError> {
+        let mut w = self.world();
+        let text = shaping.map(|s| (s.delay_ms, s.jitter_ms, s.loss.to_string()));
+        w.calls.push(Call::ShapeLinks(target.into(), text));
+        match shaping {
+            Some(_) => w.shaped.insert(target.into()),
+            None => w.shaped.remove(target),
+        };
         Ok(())
     }
 

@@ -36,7 +36,7 @@ pub mod plan;
 pub mod schedule;
 mod targets;
 
-pub use clock::{ClockFaults, ClockSetting};
+pub use clock::{ClockFaults, ClockSetting, LinkShaping};
 pub use control::{ControlError, NodeControl, Signal, Topology};
 pub use executor::{Nemesis, NemesisError, Summary};
 pub use fault::{Capabilities, FaultKind, UnknownFault, ALL_FAULTS};

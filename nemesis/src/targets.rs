@@ -2,7 +2,7 @@
 //! reports them, or a member drawn with the step's `pick` from the sorted names (so one seed hits
 //! the same targets), and for partitions the grudge built from them.
 
-use crate::clock::{ClockFaults, ClockSetting};
+use crate::clock::{ClockFaults, ClockSetting, LinkShaping};
 use crate::control::{Signal, Topology};
 use crate::fault::FaultKind;
 use crate::grudge::Grudge;
@@ -31,6 +31,8 @@ pub(crate) enum Resolved {
     OneWay(Grudge, Vec<String>),
     /// Every target's clock gets the setting.
     Clock(ClockSetting, Vec<String>),
+    /// Every target's links through the link proxy get the shaping.
+    Links(LinkShaping, Vec<String>),
     NoTarget(&'static str),
 }
 
@@ -54,7 +56,9 @@ pub(crate) async fn resolve<T: Topology>(topo: &T, step: &Step, clock: &ClockFau
         | FaultKind::KillHolder
         | FaultKind::IsolateHolder
         | FaultKind::DeafenHolder
-        | FaultKind::MuteHolder => one(topo.holder().await, "no worker holds the lock"),
+        | FaultKind::MuteHolder
+        | FaultKind::SlowNetwork
+        | FaultKind::LossyNetwork => one(topo.holder().await, "no worker holds the lock"),
         FaultKind::DeafenFollower => {
             let Some(leader) = topo.leader().await else {
                 return Resolved::NoTarget("the system reports no leader");
@@ -125,6 +129,8 @@ pub(crate) async fn resolve<T: Topology>(topo: &T, step: &Step, clock: &ClockFau
         FaultKind::MuteHolder => {
             Resolved::OneWay(Grudge::mute(&target, &topo.nodes()), vec![target])
         }
+        FaultKind::SlowNetwork => Resolved::Links(clock.slow, vec![target]),
+        FaultKind::LossyNetwork => Resolved::Links(LinkShaping::lossy(), vec![target]),
         // resolved above
         FaultKind::DeafenFollower | FaultKind::ClockJump | FaultKind::ClockSkew => {
             Resolved::NoTarget("resolved before the target match")
@@ -164,6 +170,11 @@ mod tests {
     const CF: ClockFaults = ClockFaults {
         jump: Duration::from_secs(10),
         skew: 3.0,
+        slow: LinkShaping {
+            delay_ms: 500,
+            jitter_ms: 250,
+            loss: 0.0,
+        },
     };
 
     fn block_on<F: std::future::Future>(f: F) -> F::Output {

@@ -60,10 +60,16 @@ pub enum FaultKind {
     /// One lock-service node's wall clock runs fast (3 × real time) for the fault's length, and
     /// is set back to the real time at the heal.
     ClockSkew,
+    /// The holder's links to the lock service get slow: every chunk relayed either way waits
+    /// ttl / 4 plus up to ttl / 8 more (a userspace proxy; the default test has none).
+    SlowNetwork,
+    /// The holder's links to the lock service lose: each chunk relayed breaks its connection
+    /// with probability 0.2 (a reset, as a lost segment on a dying link ends up).
+    LossyNetwork,
 }
 
 /// Every fault, in the order `--help` lists them.
-pub const ALL_FAULTS: [FaultKind; 20] = [
+pub const ALL_FAULTS: [FaultKind; 22] = [
     FaultKind::PauseHolder,
     FaultKind::PauseWorker,
     FaultKind::KillHolder,
@@ -84,6 +90,8 @@ pub const ALL_FAULTS: [FaultKind; 20] = [
     FaultKind::DeafenFollower,
     FaultKind::ClockJump,
     FaultKind::ClockSkew,
+    FaultKind::SlowNetwork,
+    FaultKind::LossyNetwork,
 ];
 
 impl FaultKind {
@@ -109,6 +117,8 @@ impl FaultKind {
             FaultKind::DeafenFollower => "deafen-follower",
             FaultKind::ClockJump => "clock-jump",
             FaultKind::ClockSkew => "clock-skew",
+            FaultKind::SlowNetwork => "slow-network",
+            FaultKind::LossyNetwork => "lossy-network",
         }
     }
 
@@ -142,6 +152,11 @@ impl FaultKind {
         matches!(self, FaultKind::ClockJump | FaultKind::ClockSkew)
     }
 
+    /// Faults on the links through the run's link proxy (started only for them).
+    pub fn is_link(self) -> bool {
+        matches!(self, FaultKind::SlowNetwork | FaultKind::LossyNetwork)
+    }
+
     /// What the fault hits. `isolate-worker` counts as a fault on workers; a reader that knows
     /// its target did not hold the lock may treat it as cutting a trying client off the service.
     pub fn scope(self) -> Scope {
@@ -153,7 +168,9 @@ impl FaultKind {
             | FaultKind::IsolateWorker
             | FaultKind::IsolateHolder
             | FaultKind::DeafenHolder
-            | FaultKind::MuteHolder => Scope::Workers,
+            | FaultKind::MuteHolder
+            | FaultKind::SlowNetwork
+            | FaultKind::LossyNetwork => Scope::Workers,
             FaultKind::IsolateResource => Scope::Resource,
             FaultKind::PauseNode
             | FaultKind::PauseLeader

@@ -14,6 +14,7 @@ pub mod kinds;
 pub mod ownership;
 pub mod pg;
 pub mod protocol;
+pub mod proxy;
 pub mod recipes;
 pub mod resource;
 pub mod worker;

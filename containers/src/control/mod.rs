@@ -9,6 +9,7 @@
 //! - [`restart`]: how a killed target comes back.
 //! - [`audit`]: proof that nothing is left stopped or cut.
 //! - [`clock`]: fake wall clocks (libfaketime) and how a clock fault moves them.
+//! - [`links`]: the control of the run's link proxy (slow and lossy networks).
 //! - [`topology`]: the nemesis's view of a run (leader, holder) and restarts through `RunEnv`.
 //! - [`deaths`]: nodes that died outside the fault plan.
 
@@ -16,6 +17,7 @@ pub mod audit;
 pub mod clock;
 pub mod deaths;
 pub mod iptables;
+pub mod links;
 pub mod procs;
 pub mod restart;
 pub mod topology;
@@ -25,7 +27,7 @@ pub use restart::{DockerRestart, Restart};
 pub use topology::{ClusterRestart, RunTopology};
 
 use bollard::Docker;
-use nemesis::{ClockSetting, ControlError, Grudge, NodeControl, Signal};
+use nemesis::{ClockSetting, ControlError, Grudge, LinkShaping, NodeControl, Signal};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -59,6 +61,8 @@ pub struct DockerControl {
     planned: deaths::PlannedDeaths,
     /// The run's fake clocks, when its nodes were started with one.
     clocks: Option<clock::FakeClocks>,
+    /// The run's link proxy, when the plan has link faults.
+    links: Option<links::LinkProxy>,
 }
 
 impl std::fmt::Debug for DockerControl {
@@ -88,7 +92,14 @@ impl DockerControl {
             tracked: Mutex::new(Tracked::default()),
             planned: deaths::PlannedDeaths::default(),
             clocks: None,
+            links: None,
         }
+    }
+
+    /// Link faults go to the run's link proxy.
+    pub fn with_link_proxy(mut self, proxy: links::LinkProxy) -> Self {
+        self.links = Some(proxy);
+        self
     }
 
     /// Clock faults move the clocks under `root` (see [`clock::FakeClocks`]).
@@ -270,6 +281,24 @@ impl NodeControl for DockerControl {
 
     async fn partition_inbound(&self, grudge: &Grudge) -> Result<(), ControlError> {
         self.install(grudge, true).await
+    }
+
+    async fn shape_links(
+        &self,
+        target: &str,
+        shaping: Option<LinkShaping>,
+    ) -> Result<(), ControlError> {
+        let Some(proxy) = &self.links else {
+            return Err(ControlError::new(
+                target,
+                "shape links",
+                "this run started no link proxy",
+            ));
+        };
+        proxy
+            .shape(target, shaping)
+            .await
+            .map_err(|e| ControlError::new(target, "shape links", e))
     }
 
     async fn set_clock(&self, target: &str, setting: ClockSetting) -> Result<(), ControlError> {

@@ -11,6 +11,7 @@ pub mod clients;
 pub mod cluster;
 pub mod image;
 pub mod matrix;
+pub mod proxy;
 pub mod replay;
 pub mod resource;
 pub mod run;

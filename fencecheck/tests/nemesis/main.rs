@@ -6,6 +6,7 @@ mod support;
 mod clock;
 mod etcd;
 mod heal;
+mod links;
 mod one_way;
 mod partitions;
 mod sentinel;

@@ -109,17 +109,28 @@ impl ContainerSite {
         } else {
             None
         };
+        let links = if super::links::needed(plan) {
+            let workers: Vec<String> = named.iter().map(|(c, _)| c.clone()).collect();
+            let binary =
+                std::env::current_exe().context("locating the fencecheck binary to mount")?;
+            let links = super::links::start(env, &lock, &workers, binary).await?;
+            log.line(&format!(
+                "link proxy up, control at {}",
+                links.control.control
+            ));
+            Some(links)
+        } else {
+            None
+        };
         progress.phase("workers");
-        let workers = deploy::start_named_workers_with(
-            env,
-            plan,
-            named,
-            &lock,
-            &stores,
-            resource.as_ref(),
-            clock.start_ns(),
-        )
-        .await?;
+        let serving = deploy::Serving {
+            lock: &lock,
+            stores: &stores,
+            resource: resource.as_ref(),
+            links: links.as_ref(),
+        };
+        let workers =
+            deploy::start_named_workers_with(env, plan, named, &serving, clock.start_ns()).await?;
         log.line(&format!("{} workers up", workers.len()));
         let deployment = Deployment {
             cluster: Arc::new(RwLock::new(lock)),
@@ -164,6 +175,9 @@ impl ContainerSite {
         );
         if let Some(root) = deploy::fake_clock_root(env, plan) {
             control = control.with_fake_clocks(root);
+        }
+        if let Some(links) = &links {
+            control = control.with_link_proxy(links.control.clone());
         }
         Ok(ContainerSite {
             env: env.clone(),

@@ -301,7 +301,13 @@ pub async fn start_workers_with(
     let names: Vec<(String, String)> = (0..plan.workers as usize)
         .map(|i| (worker_name(i), worker_name(i)))
         .collect();
-    start_named_workers_with(env, plan, &names, lock, stores, resource, clock_start).await
+    let serving = Serving {
+        lock,
+        stores,
+        resource,
+        links: None,
+    };
+    start_named_workers_with(env, plan, &names, &serving, clock_start).await
 }
 
 /// Starts one worker container per `(container short name, owner name)`, concurrently.
@@ -313,27 +319,48 @@ pub async fn start_named_workers(
     resource: &Node,
     clock_start: u64,
 ) -> anyhow::Result<Vec<Node>> {
-    start_named_workers_with(env, plan, names, lock, &[], Some(resource), clock_start).await
+    let serving = Serving {
+        lock,
+        stores: &[],
+        resource: Some(resource),
+        links: None,
+    };
+    start_named_workers_with(env, plan, names, &serving, clock_start).await
 }
 
-/// [`start_named_workers`] for a run that started other stores (the counter workload's store).
+/// What the workers talk to: the lock service, the stores a counter writes to, the resource,
+/// and the link proxy in front of the lock service when the plan has link faults.
+#[derive(Clone, Copy)]
+pub struct Serving<'a> {
+    pub lock: &'a ClusterHandle,
+    pub stores: &'a [ClusterHandle],
+    pub resource: Option<&'a Node>,
+    pub links: Option<&'a super::links::Links>,
+}
+
+/// [`start_named_workers`] for a run that started other stores (the counter workload's store)
+/// or a link proxy.
 pub async fn start_named_workers_with(
     env: &RunEnv,
     plan: &TestPlan,
     names: &[(String, String)],
-    lock: &ClusterHandle,
-    stores: &[ClusterHandle],
-    resource: Option<&Node>,
+    serving: &Serving<'_>,
     clock_start: u64,
 ) -> anyhow::Result<Vec<Node>> {
+    let Serving {
+        lock,
+        stores,
+        resource,
+        links,
+    } = *serving;
     let binary = std::env::current_exe().context("locating the fencecheck binary to mount")?;
     let counter = counter_target(plan, lock, stores)?;
     let starts = names.iter().map(|(container, owner)| {
-        let mut spec = ContainerSpec::fencecheck(
-            container,
-            binary.clone(),
-            worker_args(plan, owner, lock, resource, clock_start, counter.as_deref()),
-        );
+        let mut args = worker_args(plan, owner, lock, resource, clock_start, counter.as_deref());
+        if let Some(links) = links {
+            super::links::point_at_proxy(&mut args, links, container);
+        }
+        let mut spec = ContainerSpec::fencecheck(container, binary.clone(), args);
         // An adapter's worker runs in the client image (its library installed), with the
         // user's own adapter folder mounted read-only.
         if let Some(image) = &plan.client_image {
@@ -357,34 +384,4 @@ pub async fn start_named_workers_with(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::{validate, RawTest};
-
-    #[test]
-    fn run_ids_are_docker_safe_test_names() {
-        let plan = validate(
-            RawTest {
-                nemesis: Some(vec!["pause-holder".into(), "kill-worker".into()]),
-                ..RawTest::default()
-            },
-            1,
-        )
-        .unwrap();
-        assert_eq!(run_id(&plan), "etcd-lease-strict-pause-holder-kill-work");
-        let slotted = |name: &str, slot| {
-            run_id(&TestPlan {
-                name: name.into(),
-                docker_slot: Some(slot),
-                ..plan.clone()
-            })
-        };
-        let a = slotted("libraries-kazoo-none-isolate-holder-a", 1);
-        assert_ne!(a, slotted("libraries-kazoo-none-isolate-holder-b", 1));
-        assert_ne!(a, slotted("libraries-kazoo-none-isolate-holder-a", 2));
-        assert!(a.ends_with("-j1") && a.len() <= 42, "{a}");
-        assert!(run_id(&plan)
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-'));
-    }
-}
+mod tests;

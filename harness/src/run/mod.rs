@@ -23,6 +23,7 @@ pub mod check;
 pub mod container_site;
 pub mod deploy;
 pub mod in_process;
+pub mod links;
 pub mod live;
 pub mod prepare;
 pub mod progress;

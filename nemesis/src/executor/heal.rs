@@ -42,6 +42,10 @@ impl<C: NodeControl, T: Topology> Nemesis<'_, C, T> {
             );
         }
         keep(self.control.heal_network().await.map_err(Into::into));
+        let shaped = std::mem::take(&mut self.state().shaped);
+        for t in &shaped {
+            keep(self.control.shape_links(t, None).await.map_err(Into::into));
+        }
         let clocked = std::mem::take(&mut self.state().clocked);
         for t in &clocked {
             keep(

@@ -1,0 +1,50 @@
+//! The control side of the run's link proxy (`fencecheck proxy`, `workloads::proxy`): a link
+//! fault sends one JSON line to the proxy's control port, published on 127.0.0.1, and waits for
+//! its `ok`.
+
+use nemesis::LinkShaping;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+/// The proxy's control port as the host reaches it (`127.0.0.1:<published port>`).
+#[derive(Debug, Clone)]
+pub struct LinkProxy {
+    pub control: String,
+}
+
+impl LinkProxy {
+    /// Shapes every link with `tag` at one end (`None`: back to a plain relay).
+    pub async fn shape(&self, tag: &str, shaping: Option<LinkShaping>) -> Result<(), String> {
+        let s = shaping.unwrap_or_default();
+        let line = serde_json::json!({
+            "tag": tag,
+            "delay_ms": s.delay_ms,
+            "jitter_ms": s.jitter_ms,
+            "loss": s.loss,
+        });
+        self.send(&line.to_string()).await
+    }
+
+    /// Every link back to a plain relay.
+    pub async fn heal(&self) -> Result<(), String> {
+        self.send(r#"{"heal":true}"#).await
+    }
+
+    async fn send(&self, line: &str) -> Result<(), String> {
+        let what = |e: std::io::Error| format!("link proxy at {}: {e}", self.control);
+        let mut conn = tokio::net::TcpStream::connect(&self.control)
+            .await
+            .map_err(what)?;
+        conn.write_all(format!("{line}\n").as_bytes())
+            .await
+            .map_err(what)?;
+        let mut answer = String::new();
+        BufReader::new(conn)
+            .read_line(&mut answer)
+            .await
+            .map_err(what)?;
+        match answer.trim() {
+            "ok" => Ok(()),
+            other => Err(format!("link proxy at {}: {other}", self.control)),
+        }
+    }
+}

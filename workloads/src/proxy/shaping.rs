@@ -1,0 +1,87 @@
+//! How links are shaped right now: per tag (a worker's or a node's name), set and healed by the
+//! control port. A link takes the strongest setting of its two ends.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use super::Route;
+
+/// One setting: added delay per chunk (fixed + up to `jitter_ms`), and the probability that a
+/// chunk breaks the connection instead.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Shaping {
+    #[serde(default)]
+    pub delay_ms: u64,
+    #[serde(default)]
+    pub jitter_ms: u64,
+    #[serde(default)]
+    pub loss: f64,
+}
+
+/// A control line.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Command {
+    #[serde(default)]
+    tag: Option<String>,
+    #[serde(default)]
+    heal: bool,
+    #[serde(flatten)]
+    shaping: Shaping,
+}
+
+#[derive(Debug, Default)]
+pub struct Shapings {
+    by_tag: Mutex<BTreeMap<String, Shaping>>,
+}
+
+impl Shapings {
+    /// Applies one control line.
+    pub fn apply(&self, line: &str) -> Result<(), String> {
+        let c: Command = serde_json::from_str(line).map_err(|e| format!("{line:?}: {e}"))?;
+        let mut map = self.by_tag.lock().unwrap_or_else(|p| p.into_inner());
+        match (c.heal, c.tag) {
+            (true, _) => map.clear(),
+            (false, Some(tag)) => {
+                map.insert(tag, c.shaping);
+            }
+            (false, None) => return Err(format!("{line:?}: name a tag or send heal")),
+        }
+        Ok(())
+    }
+
+    /// The setting a link has now: the larger delay, jitter and loss of its two ends.
+    pub fn for_route(&self, route: &Route) -> Shaping {
+        let map = self.by_tag.lock().unwrap_or_else(|p| p.into_inner());
+        let (a, b) = (
+            map.get(&route.worker).copied().unwrap_or_default(),
+            map.get(&route.node).copied().unwrap_or_default(),
+        );
+        Shaping {
+            delay_ms: a.delay_ms.max(b.delay_ms),
+            jitter_ms: a.jitter_ms.max(b.jitter_ms),
+            loss: a.loss.max(b.loss),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_takes_the_stronger_end_and_heal_clears_all() {
+        let s = Shapings::default();
+        let r = super::super::parse_routes("worker-1>etcd-1=0.0.0.0:1->h:2").unwrap();
+        s.apply(r#"{"tag":"worker-1","delay_ms":200,"jitter_ms":50}"#)
+            .unwrap();
+        s.apply(r#"{"tag":"etcd-1","loss":0.1}"#).unwrap();
+        let got = s.for_route(&r[0]);
+        assert_eq!((got.delay_ms, got.jitter_ms, got.loss), (200, 50, 0.1));
+        s.apply(r#"{"heal":true}"#).unwrap();
+        assert_eq!(s.for_route(&r[0]), Shaping::default());
+        assert!(s.apply(r#"{"delay_ms":5}"#).is_err());
+        assert!(s.apply("nonsense").unwrap_err().contains("nonsense"));
+    }
+}
