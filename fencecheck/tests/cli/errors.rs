@@ -1,6 +1,7 @@
 //! Bad input exits 3 with a message that says what to do, never a panic: an unknown system, no
 //! Docker engine (DOCKER_HOST at a dead socket), a failed image build. And the good path of
-//! `image build` (an image whose tag is present is reused, not rebuilt).
+//! `image build` (an image whose tag is present is reused, not rebuilt). Faults that cannot act
+//! on the provider, a missing shard and a bad `--shard` are refused the same way.
 
 use std::process::{Command, Output};
 
@@ -36,6 +37,32 @@ fn an_unknown_system_lists_the_valid_ones() {
     );
     let out = fencecheck(&["bench", "startup", "--systems", "etcd,mongo"], None);
     assert_exit_3(&out, &["mongo", "expected one of"]);
+}
+
+#[test]
+fn faults_that_cannot_act_are_refused_before_anything_starts() {
+    let out = fencecheck(
+        &["run", "--recipe", "etcd-lease", "--nemesis", "clock-jump"],
+        None,
+    );
+    assert_exit_3(&out, &["clock-jump", "Go programs", "libfaketime"]);
+    let out = fencecheck(
+        &[
+            "run",
+            "--recipe",
+            "redlock",
+            "--resource",
+            "none",
+            "--nemesis",
+            "deafen-follower",
+        ],
+        None,
+    );
+    assert_exit_3(&out, &["deafen-follower", "no leader"]);
+    let out = fencecheck(&["matrix", "merge", "/nonexistent/shard"], None);
+    assert_exit_3(&out, &["/nonexistent/shard/matrix.json"]);
+    let out = fencecheck(&["matrix", "--shard", "3/2"], None);
+    assert_exit_3(&out, &["--shard", "1 ≤ I ≤ N"]);
 }
 
 #[test]
