@@ -120,7 +120,10 @@ pub struct CleanReport {
 /// killed or interrupted harness sent just before may still be completing in the engine (a
 /// container appearing after the listing), so it sweeps again until a listing comes back empty.
 pub async fn remove_by_run(docker: &Docker, run: Option<&str>) -> Result<CleanReport, DockerError> {
-    const PASSES: usize = 10;
+    // A network keeps "active endpoints" until the engine has detached every removed container,
+    // which takes seconds on a loaded machine (two runs at once, `matrix --jobs 2`: 3 s of
+    // passes was seen to be too short): up to ~15 s of passes.
+    const PASSES: usize = 40;
     let mut report = CleanReport::default();
     for pass in 1..=PASSES {
         let last = pass == PASSES;
