@@ -327,3 +327,49 @@ fn pausing_a_worker_that_holds_nothing_suspends_the_clock() {
     let v = with_ttl(&history(events), &[], 1000, 1000);
     assert!(only(&v, StuckLock).is_empty(), "{:#?}", v.anomalies);
 }
+
+/// Process 1 certainly holds `l` (work longer than ttl + slack) when process 2's acquire ends
+/// `info`; process 3 keeps trying; 1 releases at `release_ms`; 3 gets the lock at `next_ms`.
+fn info_acquire_under_a_long_hold(release_ms: u64, next_ms: Option<u64>) -> Vec<Event> {
+    let mut events = vec![
+        invoke(1, Acquire).lock("l").at_ms(0),
+        ok(1, Acquire).lock("l").lease("L1").token(1).at_ms(5),
+        invoke(2, Acquire).lock("l").at_ms(10),
+        info(2, Acquire).lock("l").at_ms(100),
+    ];
+    let mut released = false;
+    for i in 0..40u64 {
+        let t = 200 + i * 200;
+        if !released && t >= release_ms {
+            events.push(invoke(1, Release).lock("l").lease("L1").at_ms(release_ms));
+            events.push(ok(1, Release).lock("l").lease("L1").at_ms(release_ms + 5));
+            released = true;
+        }
+        if next_ms.is_some_and(|n| t >= n) {
+            events.push(invoke(3, Acquire).lock("l").at_ms(t));
+            events.push(ok(3, Acquire).lock("l").lease("L3").token(3).at_ms(t + 5));
+            break;
+        }
+        events.push(invoke(3, Acquire).lock("l").at_ms(t));
+        events.push(fail(3, Acquire).lock("l").at_ms(t + 5));
+    }
+    history(events)
+}
+
+#[test]
+fn an_info_acquire_under_a_certain_live_hold_starts_its_clock_when_that_hold_ends() {
+    // Seen with kazoo (work 8 s, ttl 2 s, slack 5 s): the holder's own work outlasted ttl +
+    // slack after a contender's acquire timed out, and the lock was called stuck while held.
+    let held_long = info_acquire_under_a_long_hold(4000, Some(4400));
+    let v = with_ttl(&held_long, &[], 1000, 1000);
+    assert!(only(&v, StuckLock).is_empty(), "{:#?}", v.anomalies);
+    // After the certain hold ends, the clock runs: nobody gets it within ttl + slack → stuck.
+    let never = info_acquire_under_a_long_hold(4000, None);
+    let v = with_ttl(&never, &[], 1000, 1000);
+    let stuck = only(&v, StuckLock);
+    assert_eq!(stuck.len(), 1, "{:#?}", v.anomalies);
+    assert!(stuck[0].evidence.other["reason"]
+        .as_str()
+        .unwrap()
+        .contains("ended info"));
+}

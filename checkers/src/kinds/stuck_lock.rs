@@ -6,7 +6,8 @@
 //! - the nemesis pauses or isolates the worker holding it (the holder is alive but frozen or
 //!   cut off: its lease must run out; the obligation ends with that fault, the holder back),
 //! - an acquire ends `info` or its process exits while the acquire is pending (it may have
-//!   taken the lock, and nobody will release it), or
+//!   taken the lock, and nobody will release it; if other processes certainly held the lock at
+//!   that moment it was not free, and the clock starts when the last of those holds ends), or
 //! - the nemesis heals the last active fault of the lock service (every known lock).
 //!
 //! Only faults that can make the lock service itself unavailable suspend the clock (node
@@ -46,6 +47,9 @@ struct Obligation {
     tried_early: bool,
     /// The worker fault (pause, isolation) of the holder that started it: it ends with it.
     ends_with: Option<String>,
+    /// Started by an `info` acquire while other processes certainly held the lock: the lock
+    /// was not free then, so the clock waits until those holds end.
+    waits_for_holds: bool,
 }
 
 #[derive(Debug)]
@@ -93,8 +97,9 @@ impl StuckLock {
         reason: String,
         e: &EventRef<'_>,
         holder: Option<Holder>,
+        waits_for_holds: bool,
     ) {
-        let start = (!self.outages.suspended()).then_some(e.time);
+        let start = (!self.outages.suspended() && !waits_for_holds).then_some(e.time);
         let l = state(&mut self.locks, lock, name);
         if let Some(o) = &mut l.obligation {
             o.holder = o.holder.take().or(holder);
@@ -111,8 +116,34 @@ impl StuckLock {
             start,
             tried_early,
             ends_with: None,
+            waits_for_holds,
         });
         self.recompute_deadline();
+    }
+
+    /// Process `q`'s hold (if any) ends with this event: an obligation waiting for the certain
+    /// holds of its lock to end starts its clock once `q`'s was the last of them.
+    fn holds_ending(&mut self, q: u32, e: &EventRef<'_>, cx: &Context<'_>) {
+        if self.outages.suspended() {
+            return;
+        }
+        let mut started = false;
+        for (lock, l) in self.locks.iter_mut() {
+            let Some(o) = l.as_mut().and_then(|l| l.obligation.as_mut()) else {
+                continue;
+            };
+            if o.waits_for_holds
+                && o.start.is_none()
+                && cx.holds.open(lock).iter().all(|h| h.process == q)
+            {
+                o.start = Some(e.time);
+                o.waits_for_holds = false;
+                started = true;
+            }
+        }
+        if started {
+            self.recompute_deadline();
+        }
     }
 
     fn obligation_mut(&mut self, lock: LockId) -> Option<&mut Obligation> {
@@ -191,6 +222,15 @@ impl Checker for StuckLock {
         if self.next_deadline.is_some_and(|d| d < e.time) {
             self.expire(e.time, out);
         }
+        if let Process::Worker(q) = e.process {
+            let ends_hold = matches!(
+                (&e.f, e.kind),
+                (F::Release, OpType::Invoke) | (F::LeaseLost, _) | (F::Exit, _) | (_, OpType::Info)
+            );
+            if ends_hold {
+                self.holds_ending(q, e, cx);
+            }
+        }
         match (e.process, &e.f, e.kind) {
             // A start that carries an error was skipped (no target): nothing was applied.
             (Process::Nemesis, F::Start(_), _) if e.error.is_some() => {}
@@ -224,7 +264,8 @@ impl Checker for StuckLock {
                         "process {p}'s acquire ended info at index {}: it may hold the lock and is retired",
                         e.index
                     );
-                    self.oblige((lock, name), why, e, None);
+                    let others_hold = cx.holds.open(lock).iter().any(|h| h.process != p);
+                    self.oblige((lock, name), why, e, None, others_hold);
                 } else if discharged {
                     self.recompute_deadline();
                 }
@@ -237,7 +278,7 @@ impl Checker for StuckLock {
                     .collect();
                 for (lock, holder) in held {
                     let why = format!("holder process {p} exited at index {}", e.index);
-                    self.oblige((lock, cx.locks.name(lock)), why, e, Some(holder));
+                    self.oblige((lock, cx.locks.name(lock)), why, e, Some(holder), false);
                 }
                 if let Some(lock) = cx.holds.pending_acquire(p) {
                     if let Some(l) = self.locks.get_mut(lock).and_then(Option::as_mut) {
@@ -247,7 +288,7 @@ impl Checker for StuckLock {
                         "process {p} exited at index {} with an acquire pending",
                         e.index
                     );
-                    self.oblige((lock, cx.locks.name(lock)), why, e, None);
+                    self.oblige((lock, cx.locks.name(lock)), why, e, None, false);
                 }
             }
             _ => {}

@@ -54,7 +54,7 @@ impl StuckLock {
                     .get(lock)
                     .and_then(Option::as_ref)
                     .is_none_or(|l| l.obligation.is_none());
-                self.oblige((lock, cx.locks.name(lock)), why, e, Some(holder));
+                self.oblige((lock, cx.locks.name(lock)), why, e, Some(holder), false);
                 if let Some(o) = self.obligation_mut(lock).filter(|_| fresh) {
                     o.ends_with = Some(fault.to_string());
                 }
@@ -94,6 +94,7 @@ impl StuckLock {
                     start: None,
                     tried_early: false,
                     ends_with: None,
+                    waits_for_holds: false,
                 });
             }
             if let Some(o) = &mut l.obligation {
