@@ -16,7 +16,10 @@ use std::time::{Duration, Instant};
 use workloads::resource::rule::{audit, Audit};
 use workloads::resource::{ResourceClient, WriteReply, WriteRequest};
 
-pub const IMAGE: &str = "fencecheck-node:aaa6d39320ef";
+/// The node image of this build (its tag is a hash of the package list: never spelled out here).
+pub fn image() -> String {
+    containers::image::node_image_tag()
+}
 
 fn docker(args: &[&str]) -> Result<String, String> {
     let out = Command::new("docker")
@@ -93,7 +96,7 @@ impl Docker {
         for (host, inside) in mounts {
             args.extend(["-v".into(), format!("{}:{inside}", host.display())]);
         }
-        args.extend([IMAGE.into(), "sh".into(), "-c".into(), cmd.into()]);
+        args.extend([image(), "sh".into(), "-c".into(), cmd.into()]);
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         docker(&refs).unwrap();
         self.containers.push(cname.clone());
