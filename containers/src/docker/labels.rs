@@ -155,6 +155,22 @@ async fn sweep_once(
     report: &mut CleanReport,
 ) -> Result<(), DockerError> {
     let containers = list_run_containers(docker, run).await?;
+    let networks = list_run_networks(docker, run).await?;
+    // Detach every container from the run's networks before removing it: with two runs
+    // tearing down at once (`matrix --jobs 2`) the engine once kept a phantom endpoint of a
+    // container removed while still attached, and that network could never be removed again
+    // ("has active endpoints", no container listed) until the engine restarted.
+    let detaches = containers.iter().flat_map(|(id, _)| {
+        networks.iter().map(move |(net, _)| async move {
+            let request = bollard::models::NetworkDisconnectRequest {
+                container: id.clone(),
+                force: Some(true),
+            };
+            // Not attached, or already gone: the removal below settles it.
+            let _ = docker.disconnect_network(net, request).await;
+        })
+    });
+    futures::future::join_all(detaches).await;
     let removals = containers.iter().map(|(id, name)| async move {
         let options = RemoveContainerOptions {
             force: true,
@@ -172,7 +188,7 @@ async fn sweep_once(
     for result in futures::future::join_all(removals).await {
         report.containers.push(result?);
     }
-    for (id, name) in list_run_networks(docker, run).await? {
+    for (id, name) in networks {
         match docker.remove_network(&id).await {
             Ok(()) => report.networks.push(name),
             Err(e) if is_not_found(&e) => report.networks.push(name),
