@@ -201,6 +201,14 @@ impl FaultKind {
     /// Why this fault cannot run against a system with these capabilities, if it cannot.
     pub fn unsupported_because(self, caps: &Capabilities) -> Option<&'static str> {
         match self {
+            FaultKind::PauseHolder
+            | FaultKind::PauseWorker
+            | FaultKind::KillHolder
+            | FaultKind::KillWorker => None,
+            _ if caps.in_process => Some(
+                "it runs in this process, with no nodes, network, clocks or links to fault: only \
+                 pause-holder, pause-worker, kill-holder and kill-worker apply",
+            ),
             FaultKind::PauseLeader | FaultKind::KillLeader | FaultKind::IsolateLeader
                 if !caps.leader =>
             {
@@ -286,6 +294,10 @@ pub struct Capabilities {
     /// Its servers read the wall clock through libc, so libfaketime can move it.
     #[serde(default)]
     pub fake_clock: bool,
+    /// It runs in the harness's own process (the memory provider): no nodes, network, clocks
+    /// or links to fault, only its workers, which can be paused and killed.
+    #[serde(default)]
+    pub in_process: bool,
 }
 
 /// A system name the nemesis does not know.
@@ -299,6 +311,15 @@ impl Capabilities {
     /// The capabilities of a system by its fencecheck name.
     pub fn for_system(system: &str) -> Result<Self, UnknownSystem> {
         let (leader, quorum, failover, fake_clock) = match system {
+            "memory" => {
+                return Ok(Self {
+                    leader: false,
+                    quorum: false,
+                    failover: false,
+                    fake_clock: false,
+                    in_process: true,
+                })
+            }
             "etcd" => (true, true, false, false),
             "zookeeper" => (true, true, false, true),
             "redis-sentinel" => (true, true, true, true),
@@ -311,6 +332,7 @@ impl Capabilities {
             quorum,
             failover,
             fake_clock,
+            in_process: false,
         })
     }
 }
@@ -344,6 +366,12 @@ mod tests {
             .unsupported_because(&redlock)
             .is_none());
         assert!(Capabilities::for_system("mongo").is_err());
+        let memory = Capabilities::for_system("memory").unwrap();
+        assert!(FaultKind::KillWorker.unsupported_because(&memory).is_none());
+        let why = FaultKind::IsolateWorker
+            .unsupported_because(&memory)
+            .unwrap();
+        assert!(why.contains("pause-holder, pause-worker"), "{why}");
         let why = FaultKind::ClockJump.unsupported_because(&etcd).unwrap();
         assert!(why.contains("Go") && why.contains("libfaketime"), "{why}");
         assert!(FaultKind::ClockJump.unsupported_because(&redlock).is_none());

@@ -25,11 +25,23 @@ pub enum OnSuspect {
     Continue,
 }
 
-/// The client discipline: how a worker uses its lock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The client discipline: how a worker uses its lock. Written as its string form
+/// (`stop,background`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub struct Discipline {
     pub renewal: Renewal,
     pub on_suspect: OnSuspect,
+}
+
+impl Default for Discipline {
+    /// `stop,background`: stop writing when ownership is suspect, renew in the background.
+    fn default() -> Self {
+        Discipline {
+            renewal: Renewal::Background,
+            on_suspect: OnSuspect::Stop,
+        }
+    }
 }
 
 impl fmt::Display for Discipline {
@@ -47,14 +59,24 @@ impl fmt::Display for Discipline {
     }
 }
 
+impl From<Discipline> for String {
+    fn from(d: Discipline) -> String {
+        d.to_string()
+    }
+}
+
+impl TryFrom<String> for Discipline {
+    type Error = ConfigError;
+    fn try_from(s: String) -> Result<Self, ConfigError> {
+        s.parse()
+    }
+}
+
 impl FromStr for Discipline {
     type Err = ConfigError;
     /// `stop`, `continue`, `stop,inline`, `continue,background`, ...
     fn from_str(s: &str) -> Result<Self, ConfigError> {
-        let mut d = Discipline {
-            renewal: Renewal::Background,
-            on_suspect: OnSuspect::Stop,
-        };
+        let mut d = Discipline::default();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             match part {
                 "stop" => d.on_suspect = OnSuspect::Stop,
@@ -85,8 +107,11 @@ pub struct RawRecipeConfig {
     pub acquire_timeout: Option<Duration>,
 }
 
-/// A validated recipe configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A validated recipe configuration. It travels to a worker process inside its launch
+/// ([`crate::worker::WorkerLaunch`]) in its raw form, and is read back through the same
+/// [`RawRecipeConfig::validate`]: a hand-edited launch cannot smuggle in what validation refuses.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "WireConfig", try_from = "WireConfig")]
 pub struct RecipeConfig {
     pub recipe: RecipeKind,
     /// Lease / key expiry.
@@ -99,6 +124,52 @@ pub struct RecipeConfig {
     pub op_timeout: Duration,
     /// How long one acquire may wait for the lock before it fails.
     pub acquire_timeout: Duration,
+}
+
+/// [`RecipeConfig`] as it is written: the recipe's name and each duration in humantime form
+/// (`2s`, `666ms 666us 666ns`), so a launch is readable in `docker inspect` and exact.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WireConfig {
+    recipe: String,
+    ttl: String,
+    renew_interval: String,
+    session_timeout: String,
+    op_timeout: String,
+    acquire_timeout: String,
+}
+
+impl From<RecipeConfig> for WireConfig {
+    fn from(c: RecipeConfig) -> Self {
+        let d = |d: Duration| humantime::format_duration(d).to_string();
+        WireConfig {
+            recipe: c.recipe.to_string(),
+            ttl: d(c.ttl),
+            renew_interval: d(c.renew_interval),
+            session_timeout: d(c.session_timeout),
+            op_timeout: d(c.op_timeout),
+            acquire_timeout: d(c.acquire_timeout),
+        }
+    }
+}
+
+impl TryFrom<WireConfig> for RecipeConfig {
+    type Error = String;
+    fn try_from(w: WireConfig) -> Result<Self, String> {
+        let d = |field: &str, v: &str| {
+            humantime::parse_duration(v).map_err(|e| format!("{field}: {e} (got {v:?})"))
+        };
+        let recipe: RecipeKind = w.recipe.parse().map_err(|e| format!("recipe: {e}"))?;
+        RawRecipeConfig {
+            ttl: Some(d("ttl", &w.ttl)?),
+            renew_interval: Some(d("renew_interval", &w.renew_interval)?),
+            session_timeout: Some(d("session_timeout", &w.session_timeout)?),
+            op_timeout: Some(d("op_timeout", &w.op_timeout)?),
+            acquire_timeout: Some(d("acquire_timeout", &w.acquire_timeout)?),
+        }
+        .validate(recipe)
+        .map_err(|e| e.to_string())
+    }
 }
 
 /// A configuration value that breaks a rule.
@@ -192,6 +263,31 @@ mod tests {
 
     fn ms(n: u64) -> Option<Duration> {
         Some(Duration::from_millis(n))
+    }
+
+    #[test]
+    fn a_config_travels_as_its_raw_form_and_comes_back_validated() {
+        let c = RawRecipeConfig {
+            ttl: ms(2000),
+            renew_interval: Some(Duration::from_nanos(666_666_667)),
+            acquire_timeout: ms(1500),
+            ..Default::default()
+        }
+        .validate(RecipeKind::EtcdLease)
+        .unwrap();
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["recipe"], "etcd-lease");
+        assert_eq!(json["acquire_timeout"], "1s 500ms");
+        assert_eq!(
+            serde_json::from_value::<RecipeConfig>(json.clone()).unwrap(),
+            c
+        );
+        let mut bad = json;
+        bad["ttl"] = "2500ms".into();
+        let err = serde_json::from_value::<RecipeConfig>(bad)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("etcd leases have whole seconds"), "{err}");
     }
 
     #[test]

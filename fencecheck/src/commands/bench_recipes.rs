@@ -7,13 +7,15 @@
 use anyhow::Context;
 use containers::cluster::System;
 use containers::docker::{ContainerSpec, Readiness, Role, RunEnv};
+use harness::run::deploy::{worker_args, WORKER_PORT};
 use hdrhistogram::Histogram;
 use results::jsonl::HistoryWriter;
 use results::{OpType, RunClock};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use workloads::config::RecipeKind;
+use workloads::config::{RawRecipeConfig, RecipeKind};
 use workloads::driver::{ProcessIds, Recorder, Session, WorkerConn};
+use workloads::worker::WorkerLaunch;
 
 /// Arguments of `fencecheck bench recipes`.
 #[derive(Debug, clap::Args)]
@@ -136,20 +138,19 @@ async fn measure(
     let mut sessions = vec![];
     for i in 0..args.workers {
         let name = format!("bench-{i}");
-        let worker_args = vec![
-            "worker".to_string(),
-            format!("--name={name}"),
-            format!("--recipe={recipe}"),
-            format!("--endpoints={}", cluster.network_endpoints().join(",")),
-            format!("--ttl={}", humantime::format_duration(args.ttl)),
-            "--listen=0.0.0.0:7100".into(),
-        ];
+        let config = RawRecipeConfig {
+            ttl: Some(args.ttl),
+            ..Default::default()
+        }
+        .validate(recipe)
+        .map_err(|e| anyhow::anyhow!("--{e}"))?;
+        let launch = WorkerLaunch::recipe(&name, config, cluster.network_endpoints());
         let node = env
             .start_container(
-                ContainerSpec::fencecheck(&name, bin, worker_args)
-                    .port(7100)
+                ContainerSpec::fencecheck(&name, bin, worker_args(&launch)?)
+                    .port(WORKER_PORT)
                     .role(Role::Worker)
-                    .ready(Readiness::Listening(7100)),
+                    .ready(Readiness::Listening(WORKER_PORT)),
             )
             .await?;
         let addr = node.host_endpoint().context("worker port")?.parse()?;

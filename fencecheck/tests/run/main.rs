@@ -7,6 +7,7 @@ mod adapter_memory;
 mod counter;
 mod matrix_memory;
 mod memory;
+mod memory_faults;
 mod new_faults;
 mod pipeline;
 mod replay_cli;

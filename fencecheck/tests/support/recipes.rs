@@ -17,10 +17,11 @@ use results::{Event, OpResult, OpType, Process, ResourceEntry, RunClock, F};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use workloads::config::RecipeKind;
+use workloads::config::{RawRecipeConfig, RecipeKind};
 use workloads::driver::{
     run_workload, ProcessIds, Recorder, Session, Step, WorkerConn, WorkloadSpec,
 };
+use workloads::worker::WorkerLaunch;
 
 const WORKER_PORT: u16 = 7100;
 const RESOURCE_PORT: u16 = 7000;
@@ -107,17 +108,17 @@ impl Bed {
     /// Starts a worker container with `discipline` and connects to it.
     pub async fn worker(&self, name: &str, discipline: &str) -> (Node, WorkerConn) {
         let bin = env!("CARGO_BIN_EXE_fencecheck");
-        let args = vec![
-            "worker".to_string(),
-            format!("--name={name}"),
-            format!("--recipe={}", self.recipe),
-            format!("--endpoints={}", self.cluster.network_endpoints().join(",")),
-            format!("--ttl={}", humantime::format_duration(self.ttl)),
-            format!("--discipline={discipline}"),
-            format!("--resource={}", self.resource_addr),
-            format!("--clock-start={}", self.rec.clock.start_ns()),
-            format!("--listen=0.0.0.0:{WORKER_PORT}"),
-        ];
+        let config = RawRecipeConfig {
+            ttl: Some(self.ttl),
+            ..Default::default()
+        }
+        .validate(self.recipe)
+        .expect("a valid recipe config");
+        let mut launch = WorkerLaunch::recipe(name, config, self.cluster.network_endpoints());
+        launch.discipline = discipline.parse().expect("a discipline");
+        launch.resource = Some(self.resource_addr.clone());
+        launch.clock_start = Some(self.rec.clock.start_ns());
+        let args = harness::run::deploy::worker_args(&launch).expect("worker args");
         let node = self
             .env
             .start_container(

@@ -9,7 +9,7 @@ use super::clients::LockClient;
 use super::duration::Dur;
 use nemesis::{FaultKind, Plan};
 use results::AnomalyKind;
-pub use workloads::config::Discipline;
+pub use workloads::config::{Discipline, RecipeConfig};
 pub use workloads::kinds::{CounterStore, Provider, RecipeKind, ResourceKind};
 pub use workloads::recipes::MemoryBug;
 
@@ -65,13 +65,10 @@ pub struct TestPlan {
     pub resource: ResourceKind,
     pub workload: Workload,
     pub workers: u32,
-    pub ttl: Dur,
-    pub renew_interval: Dur,
-    pub session_timeout: Dur,
-    pub op_timeout: Dur,
-    /// How long one acquire may wait for a held lock before it fails certainly (absent: the
-    /// recipe's default).
-    pub acquire_timeout: Option<Dur>,
+    /// The lock client's validated timing (ttl, renewal, session, operation and acquire
+    /// timeouts, each default resolved): what every worker is launched with and what
+    /// `test.yaml` records.
+    pub client_timing: RecipeConfig,
     pub discipline: Discipline,
     pub time_limit: Dur,
     /// How long a worker works while holding the lock before it writes.
@@ -103,6 +100,11 @@ impl TestPlan {
     /// own `test.yaml` is the fully resolved test, so it is the most exact way to say it.
     pub fn rerun_command(&self, test_yaml: &std::path::Path) -> String {
         format!("fencecheck run --config {}", test_yaml.display())
+    }
+
+    /// The lease's length.
+    pub fn ttl(&self) -> Dur {
+        Dur(self.client_timing.ttl)
     }
 
     /// Whether the test runs in this process (provider `memory`: no containers, no faults).

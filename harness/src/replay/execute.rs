@@ -252,13 +252,13 @@ async fn stage_and_run(
             Actor::spawn(session, plan.lock.clone(), "k0".into()),
         ));
     }
-    let acquire_timeout = plan.acquire_timeout.unwrap_or(plan.ttl).get();
+    let acquire_timeout = plan.client_timing.acquire_timeout;
     let mut stage = Stage {
         site,
         rec,
         plan: plan.clone(),
         workers,
-        op_wait: acquire_timeout + plan.op_timeout.get() * 2 + Duration::from_secs(15),
+        op_wait: acquire_timeout + plan.client_timing.op_timeout * 2 + Duration::from_secs(15),
         paused_nodes: Vec::new(),
         isolated: BTreeSet::new(),
         cut_replication: None,

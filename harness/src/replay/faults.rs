@@ -32,7 +32,7 @@ impl Stage<'_> {
                     .read()
                     .unwrap_or_else(|p| p.into_inner())
                     .clone();
-                let limit = self.plan.ttl.get() * 3 + Duration::from_secs(2);
+                let limit = self.plan.ttl().get() * 3 + Duration::from_secs(2);
                 let took = probe::wait_expired(&cluster, &self.plan.lock, &lease, limit).await?;
                 rows[i].result = format!("expired after {:.2}s", took.as_secs_f64());
             }

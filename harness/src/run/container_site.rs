@@ -189,7 +189,7 @@ impl ContainerSite {
             names,
             worker_names,
             time_limit: plan.time_limit.get(),
-            clock_faults: nemesis::ClockFaults::for_ttl(plan.ttl.get()),
+            clock_faults: nemesis::ClockFaults::for_ttl(plan.ttl().get()),
             log: log.clone(),
         })
     }

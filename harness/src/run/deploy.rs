@@ -3,7 +3,7 @@
 //! each on the run's network with its port published on 127.0.0.1.
 
 use crate::config::clients::CLIENT_DIR_IN_CONTAINER;
-use crate::config::{CounterStore, LockClient, Provider, ResourceKind, TestPlan, Workload};
+use crate::config::{CounterStore, Provider, ResourceKind, TestPlan, Workload};
 use anyhow::Context;
 use containers::cluster::{ClusterHandle, System};
 use containers::docker::{ContainerSpec, Node, Readiness, Role, RunEnv};
@@ -11,6 +11,7 @@ use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use workloads::resource::BackendKind;
+use workloads::worker::WorkerLaunch;
 
 /// The port every worker serves its control protocol on, inside its container.
 pub const WORKER_PORT: u16 = 7100;
@@ -222,54 +223,36 @@ fn counter_target(
     }))
 }
 
-/// One worker's flags.
-fn worker_args(
+/// The launch of the worker `owner` in a container: the plan's launch, with the lock service's
+/// endpoints on the run's network, the resource's address or the counter's store, and the run's
+/// clock.
+fn container_launch(
     plan: &TestPlan,
-    name: &str,
+    owner: &str,
     lock: &ClusterHandle,
     resource: Option<&Node>,
     clock_start: u64,
     counter: Option<&str>,
-) -> Vec<String> {
-    let discipline = plan.discipline;
-    let mut args = vec![
+) -> WorkerLaunch {
+    let mut launch = super::launch::worker_launch(plan, owner);
+    launch.endpoints = lock.network_endpoints();
+    launch.resource = resource
+        .filter(|_| plan.workload == Workload::FencedWrite)
+        .map(|r| r.address.clone());
+    launch.counter_store = counter.map(str::to_string);
+    launch.clock_start = Some(clock_start);
+    launch
+}
+
+/// The `fencecheck worker` arguments of a container: where it listens ([`WORKER_PORT`]), and
+/// its launch whole.
+pub fn worker_args(launch: &WorkerLaunch) -> anyhow::Result<Vec<String>> {
+    let json = serde_json::to_string(launch).context("writing the worker's launch")?;
+    Ok(vec![
         "worker".to_string(),
         format!("--listen=0.0.0.0:{WORKER_PORT}"),
-        format!("--name={name}"),
-        format!("--provider={}", plan.provider.as_str()),
-        format!("--endpoints={}", lock.network_endpoints().join(",")),
-        format!("--ttl={}", plan.ttl),
-        format!("--renew-interval={}", plan.renew_interval),
-        format!("--session-timeout={}", plan.session_timeout),
-        format!("--op-timeout={}", plan.op_timeout),
-        format!("--discipline={discipline}"),
-        format!("--clock-start={clock_start}"),
-    ];
-    match &plan.client {
-        LockClient::Recipe(r) => args.push(format!("--recipe={r}")),
-        LockClient::Adapter(a) => {
-            args.push(format!("--client-cmd={}", a.command));
-            args.push(format!("--client-name={}", a.name));
-            args.push(format!("--client-options={}", a.options));
-            args.push(format!("--lock={}", plan.lock));
-            if a.dir.is_some() {
-                args.push(format!("--client-dir={CLIENT_DIR_IN_CONTAINER}"));
-            }
-            if plan.workload == Workload::FencedWrite && plan.resource.needs_token() {
-                args.push("--require-token".to_string());
-            }
-        }
-    }
-    if let Some(t) = plan.acquire_timeout {
-        args.push(format!("--acquire-timeout={t}"));
-    }
-    if let Some(resource) = resource.filter(|_| plan.workload == Workload::FencedWrite) {
-        args.push(format!("--resource={}", resource.address));
-    }
-    if let Some(target) = counter {
-        args.push(format!("--counter-store={target}"));
-    }
-    args
+        format!("--launch={json}"),
+    ])
 }
 
 /// The name of worker `i` (0-based): `worker-1` ...
@@ -355,12 +338,14 @@ pub async fn start_named_workers_with(
     } = *serving;
     let binary = std::env::current_exe().context("locating the fencecheck binary to mount")?;
     let counter = counter_target(plan, lock, stores)?;
-    let starts = names.iter().map(|(container, owner)| {
-        let mut args = worker_args(plan, owner, lock, resource, clock_start, counter.as_deref());
+    let mut specs = Vec::with_capacity(names.len());
+    for (container, owner) in names {
+        let mut launch =
+            container_launch(plan, owner, lock, resource, clock_start, counter.as_deref());
         if let Some(links) = links {
-            super::links::point_at_proxy(&mut args, links, container);
+            super::links::point_at_proxy(&mut launch, links, container);
         }
-        let mut spec = ContainerSpec::fencecheck(container, binary.clone(), args);
+        let mut spec = ContainerSpec::fencecheck(container, binary.clone(), worker_args(&launch)?);
         // An adapter's worker runs in the client image (its library installed), with the
         // user's own adapter folder mounted read-only.
         if let Some(image) = &plan.client_image {
@@ -369,14 +354,14 @@ pub async fn start_named_workers_with(
         if let Some(dir) = plan.client.adapter().and_then(|a| a.dir.clone()) {
             spec = spec.bind(dir, CLIENT_DIR_IN_CONTAINER, true);
         }
-        let spec = spec
-            .port(WORKER_PORT)
-            .role(Role::Worker)
-            .ready(Readiness::Listening(WORKER_PORT))
-            .ready_timeout(Duration::from_secs(45));
-        env.start_container(spec)
-    });
-    futures::future::join_all(starts)
+        specs.push(
+            spec.port(WORKER_PORT)
+                .role(Role::Worker)
+                .ready(Readiness::Listening(WORKER_PORT))
+                .ready_timeout(Duration::from_secs(45)),
+        );
+    }
+    futures::future::join_all(specs.into_iter().map(|spec| env.start_container(spec)))
         .await
         .into_iter()
         .collect::<Result<Vec<_>, _>>()

@@ -12,6 +12,7 @@ use containers::control::links::LinkProxy;
 use containers::docker::{ContainerSpec, Node, Readiness, RunEnv};
 use std::collections::BTreeMap;
 use std::time::Duration;
+use workloads::worker::WorkerLaunch;
 
 /// Where the proxy's control port listens in its container.
 pub const CONTROL_PORT: u16 = 7400;
@@ -86,12 +87,10 @@ pub async fn start(
     })
 }
 
-/// Points a worker's `--endpoints` flag at its routes.
-pub fn point_at_proxy(args: &mut [String], links: &Links, worker: &str) {
+/// Points a worker's endpoints at its own routes through the proxy.
+pub fn point_at_proxy(launch: &mut WorkerLaunch, links: &Links, worker: &str) {
     if let Some(mine) = links.endpoints.get(worker) {
-        for a in args.iter_mut().filter(|a| a.starts_with("--endpoints=")) {
-            *a = format!("--endpoints={}", mine.join(","));
-        }
+        launch.endpoints = mine.clone();
     }
 }
 

@@ -23,6 +23,7 @@ pub mod check;
 pub mod container_site;
 pub mod deploy;
 pub mod in_process;
+pub mod launch;
 pub mod links;
 pub mod live;
 pub mod prepare;
@@ -127,10 +128,10 @@ async fn record(
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
     let live = LiveView::default();
+    let holder = live.holder.clone();
     let site: Box<dyn Site> = if plan.in_process() {
-        Box::new(in_process::InProcessSite::deploy(plan, dir, log, progress).await?)
+        Box::new(in_process::InProcessSite::deploy(plan, dir, log, progress, holder).await?)
     } else {
-        let holder = live.holder.clone();
         Box::new(container_site::ContainerSite::deploy(plan, dir, log, progress, holder).await?)
     };
     let recorded = workload::record(&*site, plan, dir, log, progress, &live).await;

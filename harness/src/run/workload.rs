@@ -46,7 +46,7 @@ pub async fn record(
         key: "k0".into(),
         work: plan.work.get() / 2..=plan.work.get() * 3 / 2,
         writes_per_hold: plan.writes_per_hold,
-        between: Duration::ZERO..=plan.ttl.get() / 10,
+        between: Duration::ZERO..=plan.ttl().get() / 10,
         until_ns: started + until.as_nanos() as u64,
         seed: plan.seed,
     };

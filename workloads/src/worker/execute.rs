@@ -24,6 +24,8 @@ pub struct Worker {
     discipline: Discipline,
     current: Option<Tracker>,
     counter: Option<Arc<dyn Counter>>,
+    /// In process only: the gate a pause closes (a container worker is stopped by the kernel).
+    freeze: Option<super::Freeze>,
     notices_tx: mpsc::UnboundedSender<LostNotice>,
     pub(crate) notices: mpsc::UnboundedReceiver<LostNotice>,
 }
@@ -55,6 +57,7 @@ impl Worker {
             discipline,
             current: None,
             counter: None,
+            freeze: None,
             notices_tx,
             notices,
         }
@@ -64,6 +67,17 @@ impl Worker {
     pub fn with_counter(mut self, counter: Arc<dyn Counter>) -> Self {
         self.counter = Some(counter);
         self
+    }
+
+    /// Makes the worker stop at `freeze` while it is frozen (the in-process pause).
+    pub fn with_freeze(mut self, freeze: super::Freeze) -> Self {
+        self.freeze = Some(freeze);
+        self
+    }
+
+    /// The gate an in-process pause closes, if the worker has one.
+    pub fn freeze(&self) -> Option<super::Freeze> {
+        self.freeze.clone()
     }
 
     /// Names the lock client in the worker's hello (a library behind an adapter, say).

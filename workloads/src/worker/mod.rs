@@ -2,12 +2,19 @@
 //! It executes one request at a time against its recipe, pushes `lease-lost` notices as its
 //! ownership tracker raises them (always before the reply they precede), and writes through the
 //! resource client. The same connection loop serves a TCP socket or, in tests, an in-process
-//! duplex pipe, so the pipeline test runs exactly the code the containers run.
+//! duplex pipe, so the pipeline test runs exactly the code the containers run. A worker is
+//! made from its [`WorkerLaunch`] (one value, built once from the plan) wherever it runs.
 
 mod counter;
 mod execute;
+mod freeze;
+mod launch;
+mod network_place;
 
 pub use execute::Worker;
+pub use freeze::Freeze;
+pub use launch::{AdapterLaunch, ClientLaunch, LaunchError, Place, WorkerLaunch};
+pub use network_place::NetworkPlace;
 
 use crate::protocol::{read_line, write_line, Message, ProtocolError, Request};
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
@@ -57,15 +64,27 @@ where
         recipe: worker.client_label().to_string(),
     };
     write_line(&mut wr, &hello).await?;
+    let freeze = worker.freeze();
+    let thawed = || async {
+        if let Some(f) = &freeze {
+            f.thawed().await;
+        }
+    };
     let result = loop {
         tokio::select! {
             biased;
-            Some(n) = worker.notices.recv() => write_line(&mut wr, &lost(n)).await?,
+            Some(n) = worker.notices.recv() => {
+                thawed().await;
+                write_line(&mut wr, &lost(n)).await?
+            }
             req = requests.recv() => match req {
                 None => break Ok(()),
                 Some(Err(e)) => break Err(e),
                 Some(Ok(req)) => {
+                    // A frozen worker neither starts a request nor answers one.
+                    thawed().await;
                     let outcome = worker.execute(req.op).await;
+                    thawed().await;
                     while let Ok(n) = worker.notices.try_recv() {
                         write_line(&mut wr, &lost(n)).await?;
                     }
@@ -89,14 +108,20 @@ impl Drop for AbortOnDrop {
 }
 
 /// Runs a worker in-process and returns the driver's end of its connection.
-pub fn spawn_local(mut worker: Worker) -> tokio::io::DuplexStream {
+pub fn spawn_local(worker: Worker) -> tokio::io::DuplexStream {
+    spawn_killable(worker).0
+}
+
+/// [`spawn_local`], also returning the worker's task: aborting it is the in-process SIGKILL
+/// (the worker, its client and its renewals are dropped; the driver sees the connection end).
+pub fn spawn_killable(mut worker: Worker) -> (tokio::io::DuplexStream, tokio::task::AbortHandle) {
     let (driver_end, worker_end) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
+    let task = tokio::spawn(async move {
         if let Err(e) = serve_conn(&mut worker, worker_end).await {
             tracing::warn!(name = %worker.name, "local worker ended: {e}");
         }
     });
-    driver_end
+    (driver_end, task.abort_handle())
 }
 
 fn lost(n: crate::ownership::LostNotice) -> Message {

@@ -24,17 +24,6 @@ pub fn faults(
         .flatten()
         .filter(|f| *f != "none")
         .collect();
-    if in_process && (!named.is_empty() || raw.nemesis_timeline.is_some()) {
-        let field = if named.is_empty() {
-            "nemesis_timeline"
-        } else {
-            "nemesis"
-        };
-        return Err(err(
-            field,
-            "the memory provider runs in-process, where no fault can be applied; use none",
-        ));
-    }
     if !named.is_empty() && raw.nemesis_timeline.is_some() {
         return Err(err(
             "nemesis_timeline",
@@ -81,10 +70,8 @@ pub fn faults(
                 time_limit: timing.time_limit.get(),
             }
             .plan(seed);
-            if !in_process {
-                plan.validate("the fault plan", &ctx)
-                    .map_err(|e| err("nemesis", e.to_string()))?;
-            }
+            plan.validate("the fault plan", &ctx)
+                .map_err(|e| err("nemesis", e.to_string()))?;
             // Faults asked for and none fits: the run would test nothing it names.
             if let (Some(first), true) = (drawn.first(), plan.steps.is_empty()) {
                 let lasts =

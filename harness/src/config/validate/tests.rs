@@ -18,7 +18,7 @@ fn the_default_test_is_etcd_lease_strict_with_holder_pauses() {
     assert_eq!(p.provider, Provider::Etcd);
     assert_eq!(p.resource, ResourceKind::Strict);
     assert_eq!(p.workers, 5);
-    assert_eq!(p.ttl, Dur::secs(2));
+    assert_eq!(p.ttl(), Dur::secs(2));
     assert_eq!(p.time_limit, Dur::secs(60));
     assert_eq!(p.faults.drawn, vec![FaultKind::PauseHolder]);
     assert_eq!(

@@ -6,16 +6,15 @@ use super::{err, ConfigError, DEFAULT_TIME_LIMIT};
 use crate::config::duration::Dur;
 use crate::config::plan::RecipeKind;
 use crate::config::raw::RawTest;
-use workloads::config::{ConfigError as RecipeError, RawRecipeConfig};
+use workloads::config::{ConfigError as RecipeError, RawRecipeConfig, RecipeConfig};
 
 /// The validated durations of a test.
 #[derive(Debug, Clone)]
 pub struct Timing {
     pub ttl: Dur,
-    pub renew_interval: Dur,
-    pub session_timeout: Dur,
-    pub op_timeout: Dur,
-    pub acquire_timeout: Option<Dur>,
+    /// The lock client's timing, validated by the recipe's own rules: kept whole, it is what
+    /// every worker is launched with.
+    pub client: RecipeConfig,
     pub time_limit: Dur,
     pub work: Dur,
     pub recovery_slack: Dur,
@@ -65,8 +64,8 @@ pub fn timing(raw: &RawTest, recipe: RecipeKind) -> Result<Timing, ConfigError> 
         ));
     }
     // The recipe's own rules (etcd leases are whole seconds, ...), checked here so that a worker
-    // never refuses its flags after the containers started.
-    RawRecipeConfig {
+    // never refuses its launch after the containers started.
+    let client = RawRecipeConfig {
         ttl: Some(ttl.get()),
         renew_interval: Some(renew_interval.get()),
         session_timeout: Some(session_timeout.get()),
@@ -95,10 +94,7 @@ pub fn timing(raw: &RawTest, recipe: RecipeKind) -> Result<Timing, ConfigError> 
         .unwrap_or(Dur(ttl.get() * 2 + recovery_slack.get()));
     Ok(Timing {
         ttl,
-        renew_interval,
-        session_timeout,
-        op_timeout,
-        acquire_timeout,
+        client,
         time_limit,
         work,
         recovery_slack,
