@@ -1,5 +1,5 @@
 //! Renders `report.html`, the plots and `junit.xml` again for a stored run directory:
-//! `cargo run -p results --example render_report -- results/runs/latest`.
+//! `cargo run -p report --example render_report -- <run-dir>` (e.g. `results/runs/latest`).
 //! (`fencecheck` does this itself after a run; this is for re-rendering old runs.)
 
 use report::stored::StoredRun;

@@ -48,7 +48,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut all_passed = true;
     for plan in &plans {
-        let replayed = execute::replay(&sc, plan, &args.runs)?;
+        let replayed = execute::replay(&sc, path, plan, &args.runs)?;
         print!("{}", table::render(&sc.name, &replayed));
         all_passed &= replayed.passed();
     }

@@ -107,15 +107,20 @@ pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan>
     Ok(plan)
 }
 
-/// Runs `scenario` on one provider (its plan from [`plan_for`]) and checks the recorded run.
-pub fn replay(scenario: &Scenario, plan: &TestPlan, runs: &Path) -> anyhow::Result<Replayed> {
-    let dir = prepare::create_run_dir(runs, plan)?;
-    let extra = format!(
-        "replay_scenario: {}\nreplay_steps: {}\n",
-        scenario.name,
-        scenario.steps.len()
-    );
-    prepare::write_test_yaml(&dir, plan, Some(&extra))?;
+/// Runs `scenario` (read from the file `source`) on one provider (its plan from [`plan_for`])
+/// and checks the recorded run. The run's `test.yaml` says to replay `source` again.
+pub fn replay(
+    scenario: &Scenario,
+    source: &Path,
+    plan: &TestPlan,
+    runs: &Path,
+) -> anyhow::Result<Replayed> {
+    let origin = prepare::Origin::Replay {
+        scenario: source,
+        name: &scenario.name,
+        steps: scenario.steps.len(),
+    };
+    let dir = prepare::create_run_dir_for(runs, plan, origin)?;
     let log = prepare::HarnessLog::create(&dir)?;
     eprintln!(
         "fencecheck replay: {} on {} → {}",

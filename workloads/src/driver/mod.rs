@@ -33,8 +33,13 @@ impl Recorder {
         Event::new(self.clock.now(), Process::Worker(process), kind, f)
     }
 
+    /// Appends `event`, stamped again just before the append: an invoke's time is before its
+    /// request leaves, a completion's after its reply arrived. File order (`index`) is the
+    /// order of the appends, and it is what orders operations (a completion appended before an
+    /// invoke happened before it). Time order may disagree with it by a few microseconds: the
+    /// time is read before the writer's lock, so two tasks recording at once can stamp in one
+    /// order and append in the other, and the nemesis and the death watcher stamp their own.
     pub fn record(&self, mut event: Event) -> Result<u64, JsonlError> {
-        // Stamp at append time so that file order and time order agree.
         event.time = self.clock.now();
         self.history.record(event)
     }
