@@ -107,7 +107,8 @@ impl TestPlan {
         Dur(self.client_timing.ttl)
     }
 
-    /// Whether the test runs in this process (provider `memory`: no containers, no faults).
+    /// Whether the test runs in this process (provider `memory`: no containers; worker faults
+    /// only).
     pub fn in_process(&self) -> bool {
         self.provider == Provider::Memory
     }
