@@ -6,6 +6,8 @@
 //! - [`layout`]: the run directory, its file names, and `results/runs/latest`.
 //! - [`clock`]: run-relative CLOCK_MONOTONIC time shared by host and containers.
 //! - [`fault`]: the fault kinds the history names, and what each hits.
+//! - [`nemesis_event`]: the nemesis's history line: its one constructor, its one reading of
+//!   targets.
 //! - [`run_state`]: `state.json`, whether a run finished.
 //! - [`event_ref`]: borrowed views of both logs; [`parse`]: reading lines into them, fast and
 //!   as strict as serde.
@@ -18,6 +20,7 @@ pub mod event_ref;
 pub mod fault;
 pub mod jsonl;
 pub mod layout;
+pub mod nemesis_event;
 pub mod parse;
 pub mod resource_log;
 pub mod run_state;
@@ -27,5 +30,6 @@ pub mod verdict;
 pub use clock::RunClock;
 pub use event::{Event, OpResult, OpType, Process, F};
 pub use event_ref::{EventRef, ResourceRef};
+pub use nemesis_event::{EventFault, FaultPhase, NemesisEvent};
 pub use resource_log::{ResourceEntry, WriteResult};
 pub use verdict::{Anomaly, AnomalyKind, Diagnosis, Evidence, Validity, Verdict};
