@@ -5,6 +5,7 @@
 //! - [`jsonl`]: crash-safe appenders and streaming readers for both files.
 //! - [`layout`]: the run directory, its file names, and `results/runs/latest`.
 //! - [`clock`]: run-relative CLOCK_MONOTONIC time shared by host and containers.
+//! - [`duration`]: `2s` / `500ms` durations: one type and grammar for test files and stored runs.
 //! - [`fault`]: the fault kinds the history names, and what each hits.
 //! - [`nemesis_event`]: the nemesis's history line: its one constructor, its one reading of
 //!   targets.
@@ -15,6 +16,7 @@
 //! - [`verdict`]: `results.json` — validity, anomalies with evidence and diagnosis.
 
 pub mod clock;
+pub mod duration;
 pub mod event;
 pub mod event_ref;
 pub mod fault;
@@ -28,6 +30,7 @@ pub mod store;
 pub mod verdict;
 
 pub use clock::RunClock;
+pub use duration::Dur;
 pub use event::{Event, OpResult, OpType, Process, F};
 pub use event_ref::{EventRef, ResourceRef};
 pub use nemesis_event::{EventFault, FaultPhase, NemesisEvent};

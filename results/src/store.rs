@@ -3,6 +3,7 @@
 //! (`ttl`, `recovery_slack`, `fail_on`); everything else in `test.yaml` belongs to the harness
 //! and is ignored here. Every error names the file, and the line when there is one.
 
+use crate::duration::Dur;
 use crate::event_ref::{EventRef, ResourceRef};
 use crate::verdict::AnomalyKind;
 use serde::Deserialize;
@@ -42,12 +43,17 @@ pub enum StoreError {
     },
 }
 
+/// How long past the TTL a lock may take to become acquirable again when a test does not say:
+/// the one default, of the harness validating a test and of a stored run read back without it.
+pub const DEFAULT_RECOVERY_SLACK: Dur = Dur::secs(5);
+
 /// What the checkers read from `test.yaml`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckConfig {
     /// The lease TTL; `None` when the test has none (stuck-lock is then not applicable).
     pub ttl: Option<Duration>,
-    /// How long past the TTL a lock may take to become acquirable again (default 5s).
+    /// How long past the TTL a lock may take to become acquirable again
+    /// ([`DEFAULT_RECOVERY_SLACK`] when `test.yaml` gives none).
     pub recovery_slack: Duration,
     /// Which kinds fail the run (default: [`AnomalyKind::default_fail_on`]).
     pub fail_on: Vec<AnomalyKind>,
@@ -57,7 +63,7 @@ impl Default for CheckConfig {
     fn default() -> Self {
         CheckConfig {
             ttl: None,
-            recovery_slack: Duration::from_secs(5),
+            recovery_slack: DEFAULT_RECOVERY_SLACK.get(),
             fail_on: AnomalyKind::default_fail_on(),
         }
     }
@@ -87,11 +93,12 @@ impl CheckConfig {
         };
         let mut cfg = CheckConfig::default();
         if let Some(t) = raw.ttl {
-            cfg.ttl = Some(parse_duration(&t).map_err(|m| err(format!("ttl: {m}")))?);
+            cfg.ttl = Some(Dur::parse(&t).map_err(|m| err(format!("ttl: {m}")))?.get());
         }
         if let Some(s) = raw.recovery_slack {
-            cfg.recovery_slack =
-                parse_duration(&s).map_err(|m| err(format!("recovery_slack: {m}")))?;
+            cfg.recovery_slack = Dur::parse(&s)
+                .map_err(|m| err(format!("recovery_slack: {m}")))?
+                .get();
         }
         if let Some(kinds) = raw.fail_on {
             cfg.fail_on = kinds
@@ -121,45 +128,6 @@ impl CheckConfig {
             }),
         }
     }
-}
-
-/// Parses `2s`, `500ms`, `1m30s`, `250us`, `10ns`, `1h` (units may be combined, largest first).
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let bad = || format!("{s:?} is not a duration; write e.g. 2s or 500ms");
-    if t.is_empty() {
-        return Err(bad());
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = t;
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        if digits == 0 {
-            return Err(bad());
-        }
-        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
-        rest = &rest[digits..];
-        let unit = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let per_unit = match &rest[..unit] {
-            "ns" => Duration::from_nanos(1),
-            "us" | "µs" => Duration::from_micros(1),
-            "ms" => Duration::from_millis(1),
-            "s" => Duration::from_secs(1),
-            "m" => Duration::from_secs(60),
-            "h" => Duration::from_secs(3600),
-            _ => return Err(bad()),
-        };
-        let part = per_unit
-            .checked_mul(u32::try_from(n).map_err(|_| bad())?)
-            .ok_or_else(bad)?;
-        total = total.checked_add(part).ok_or_else(bad)?;
-        rest = &rest[unit..];
-    }
-    Ok(total)
 }
 
 /// Streams a JSONL file, calling `each(line_number, line)` for every non-blank line without
