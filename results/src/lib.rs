@@ -12,7 +12,8 @@
 //! - [`run_state`]: `state.json`, whether a run finished.
 //! - [`event_ref`]: borrowed views of both logs; [`parse`]: reading lines into them, fast and
 //!   as strict as serde.
-//! - [`store`]: streaming a stored run back (logs, and `test.yaml`'s checker keys).
+//! - [`store`]: the one reader of a run directory (logs streamed or whole, `test.yaml`,
+//!   `results.json`), the one error of a run's files, the one default `recovery_slack`.
 //! - [`verdict`]: `results.json` — validity, anomalies with evidence and diagnosis.
 
 pub mod clock;

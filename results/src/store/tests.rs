@@ -1,6 +1,9 @@
 //! The specifications of `store`.
 
 use super::*;
+use crate::duration::Dur;
+use std::path::Path;
+use std::time::Duration;
 
 #[test]
 fn the_default_slack_is_the_one_constant() {
