@@ -9,7 +9,7 @@ use crate::fault::FaultKind;
 use crate::plan::{Plan, Step};
 use crate::targets::{resolve, Resolved};
 use results::jsonl::{HistoryWriter, JsonlError};
-use results::{Event, OpType, Process, RunClock, F};
+use results::{NemesisEvent, RunClock};
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::Mutex;
@@ -66,10 +66,10 @@ enum Applied {
 
 #[derive(Debug, Clone)]
 struct Active {
-    fault: FaultKind,
     applied: Applied,
     targets: Vec<String>,
-    value: serde_json::Value,
+    /// The start's event, which the stop repeats.
+    event: NemesisEvent,
 }
 
 #[derive(Debug, Default)]
@@ -208,9 +208,9 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
     ) -> Result<bool, NemesisError> {
         let (applied, targets, value) = match self.resolve_waiting(step, wait_until).await {
             Resolved::NoTarget(why) => {
-                let mut e = self.event(F::Start(step.fault.name().into()), step.fault, &[], vec![]);
-                e.error = Some(format!("skipped: {why}"));
-                self.history.record(e)?;
+                let e = self.event(step.fault, &[], vec![]);
+                let e = e.with_error(format!("skipped: {why}"));
+                self.history.record(e.event(self.clock.now()))?;
                 return Ok(false);
             }
             Resolved::Signal(signal, targets) => {
@@ -265,23 +265,17 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                 (Applied::Shaped, targets, vec![("links", value)])
             }
         };
-        let event = self.event(
-            F::Start(step.fault.name().into()),
-            step.fault,
-            &targets,
-            value,
-        );
-        let value = event.value.clone().unwrap_or_default();
+        let event = self.event(step.fault, &targets, value);
+        let line = event.event(self.clock.now());
         self.state().active.insert(
             i,
             Active {
-                fault: step.fault,
                 applied,
                 targets,
-                value,
+                event,
             },
         );
-        self.history.record(event)?;
+        self.history.record(line)?;
         Ok(true)
     }
 
@@ -353,33 +347,25 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
             }
         }
         self.state().active.remove(&i);
-        let mut e = self.event(
-            F::Stop(active.fault.name().into()),
-            active.fault,
-            &[],
-            vec![],
-        );
-        e.value = Some(active.value);
+        let mut e = active.event.stopped();
         if final_heal {
-            e.error = Some("stopped by the final heal".into());
+            e = e.with_error("stopped by the final heal");
         }
-        self.history.record(e)?;
+        self.history.record(e.event(self.clock.now()))?;
         Ok(())
     }
 
+    /// A start of `fault`, before it is timed.
     fn event(
         &self,
-        f: F,
         fault: FaultKind,
         targets: &[String],
         extra: Vec<(&str, serde_json::Value)>,
-    ) -> Event {
-        let mut e = Event::new(self.clock.now(), Process::Nemesis, OpType::Info, f);
-        let mut value = serde_json::json!({ "fault": fault.name(), "targets": targets });
+    ) -> NemesisEvent {
+        let mut e = NemesisEvent::start(fault, targets.to_vec());
         for (k, v) in extra {
-            value[k] = v;
+            e = e.with(k, v);
         }
-        e.value = Some(value);
         e
     }
 }

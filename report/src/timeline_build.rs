@@ -14,14 +14,13 @@ use results::{Event, OpResult, OpType, Process, F};
 
 mod marks;
 
+/// What a fault hit, read by the data model's one rule, so the report draws the targets the
+/// checkers judged.
 fn fault_targets(e: &Event) -> Vec<String> {
-    let Some(targets) = e.value.as_ref().and_then(|v| v.get("targets")) else {
-        return Vec::new();
-    };
-    match targets {
-        serde_json::Value::Array(items) => items.iter().map(super::markup::json_text).collect(),
-        other => vec![super::markup::json_text(other)],
-    }
+    results::nemesis_event::targets(e.value.as_ref())
+        .into_iter()
+        .map(std::borrow::Cow::into_owned)
+        .collect()
 }
 
 fn outcome_of(e: &Event) -> WriteOutcome {
@@ -301,3 +300,6 @@ fn kind_str(k: OpType) -> &'static str {
         OpType::Info => "info",
     }
 }
+
+#[cfg(test)]
+mod tests;

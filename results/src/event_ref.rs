@@ -6,6 +6,7 @@
 //! reading them from a line is [`crate::parse`]'s.
 
 use crate::event::{Event, OpResult, OpType, Process, F};
+use crate::nemesis_event::targets;
 use crate::resource_log::{ResourceEntry, WriteResult};
 use std::borrow::Cow;
 
@@ -27,7 +28,8 @@ pub struct EventRef<'a> {
     pub highest_before: Option<u64>,
     /// `value` when it is an integer (reads and increments of the counter workload).
     pub int_value: Option<i64>,
-    /// What a nemesis event's fault hit (`value.targets`: workers, nodes); empty otherwise.
+    /// What a nemesis event's fault hit (`value.targets`: workers, nodes, read by
+    /// [`crate::nemesis_event::targets`]); empty otherwise.
     pub targets: Vec<Cow<'a, str>>,
     /// The event's `error` (why an operation failed; a nemesis start that was skipped).
     pub error: Option<Cow<'a, str>>,
@@ -72,29 +74,11 @@ impl Event {
             result: self.result,
             highest_before: self.highest_before,
             int_value: self.value.as_ref().and_then(|v| v.as_i64()),
-            targets: targets(self.value.as_ref())
-                .map(|t| Cow::Borrowed(t.as_str()))
-                .collect(),
+            targets: targets(self.value.as_ref()),
             error: opt(&self.error),
             exception: self.exception,
         }
     }
-}
-
-/// The names under `value.targets` (a nemesis event's; a list, or one name), borrowed.
-pub(crate) fn targets(value: Option<&serde_json::Value>) -> impl Iterator<Item = &String> {
-    let targets = value.and_then(|v| v.get("targets"));
-    let (list, one) = match targets {
-        Some(serde_json::Value::Array(items)) => (items.as_slice(), None),
-        Some(serde_json::Value::String(s)) => (&[][..], Some(s)),
-        _ => (&[][..], None),
-    };
-    list.iter()
-        .filter_map(|t| match t {
-            serde_json::Value::String(s) => Some(s),
-            _ => None,
-        })
-        .chain(one)
 }
 
 impl ResourceEntry {

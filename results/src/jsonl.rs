@@ -5,35 +5,15 @@
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::event::Event;
+use crate::store::StoreError;
 
-/// Errors of reading or writing a JSONL file; each names the file (and line when there is one).
-#[derive(Debug, thiserror::Error)]
-pub enum JsonlError {
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
-    #[error("{path}:{line}: {message}")]
-    Parse {
-        path: PathBuf,
-        line: u64,
-        message: String,
-    },
-    /// The last line has no newline and does not parse: the writer was cut off mid-line.
-    #[error("{path}:{line}: the last line is cut off ({message}): the writer stopped mid-line")]
-    TornTail {
-        path: PathBuf,
-        line: u64,
-        message: String,
-    },
-}
+/// The recorders' and readers' name for [`StoreError`], the one error of a run's files.
+pub type JsonlError = StoreError;
 
 /// Appends serialized values as lines; every line reaches the kernel before `append` returns.
 #[derive(Debug)]
@@ -44,8 +24,8 @@ pub struct JsonlWriter {
 
 impl JsonlWriter {
     /// Creates (or truncates) the file.
-    pub fn create(path: &Path) -> Result<Self, JsonlError> {
-        let file = File::create(path).map_err(|source| JsonlError::Io {
+    pub fn create(path: &Path) -> Result<Self, StoreError> {
+        let file = File::create(path).map_err(|source| StoreError::Io {
             path: path.to_path_buf(),
             source,
         })?;
@@ -56,12 +36,12 @@ impl JsonlWriter {
     }
 
     /// Opens the file for appending, creating it if needed.
-    pub fn append_to(path: &Path) -> Result<Self, JsonlError> {
+    pub fn append_to(path: &Path) -> Result<Self, StoreError> {
         let file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
-            .map_err(|source| JsonlError::Io {
+            .map_err(|source| StoreError::Io {
                 path: path.to_path_buf(),
                 source,
             })?;
@@ -76,15 +56,14 @@ impl JsonlWriter {
     }
 
     /// Writes one value as one line with a single `write` call (no user-space buffer to lose).
-    pub fn append<T: Serialize>(&self, value: &T) -> Result<(), JsonlError> {
-        let mut line = serde_json::to_vec(value).map_err(|e| JsonlError::Parse {
+    pub fn append<T: Serialize>(&self, value: &T) -> Result<(), StoreError> {
+        let mut line = serde_json::to_vec(value).map_err(|e| StoreError::Invalid {
             path: self.path.clone(),
-            line: 0,
-            message: format!("cannot serialize: {e}"),
+            message: format!("cannot serialize a line: {e}"),
         })?;
         line.push(b'\n');
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        file.write_all(&line).map_err(|source| JsonlError::Io {
+        file.write_all(&line).map_err(|source| StoreError::Io {
             path: self.path.clone(),
             source,
         })
@@ -92,9 +71,9 @@ impl JsonlWriter {
 
     /// Forces the file's contents to disk (for the end of a phase; `append` already survives a
     /// process crash, this also survives a machine crash).
-    pub fn sync(&self) -> Result<(), JsonlError> {
+    pub fn sync(&self) -> Result<(), StoreError> {
         let file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        file.sync_data().map_err(|source| JsonlError::Io {
+        file.sync_data().map_err(|source| StoreError::Io {
             path: self.path.clone(),
             source,
         })
@@ -122,7 +101,7 @@ impl std::fmt::Debug for HistoryWriter {
 }
 
 impl HistoryWriter {
-    pub fn create(path: &Path) -> Result<Self, JsonlError> {
+    pub fn create(path: &Path) -> Result<Self, StoreError> {
         Ok(Self {
             inner: Mutex::new((0, JsonlWriter::create(path)?)),
             observer: None,
@@ -130,7 +109,7 @@ impl HistoryWriter {
     }
 
     /// Like [`HistoryWriter::create`], calling `observer` with each event after it is written.
-    pub fn create_observed(path: &Path, observer: Observer) -> Result<Self, JsonlError> {
+    pub fn create_observed(path: &Path, observer: Observer) -> Result<Self, StoreError> {
         Ok(Self {
             inner: Mutex::new((0, JsonlWriter::create(path)?)),
             observer: Some(observer),
@@ -138,7 +117,7 @@ impl HistoryWriter {
     }
 
     /// Records the event with the next index and returns that index.
-    pub fn record(&self, mut event: Event) -> Result<u64, JsonlError> {
+    pub fn record(&self, mut event: Event) -> Result<u64, StoreError> {
         let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let (next, writer) = &mut *guard;
         event.index = *next;
@@ -159,7 +138,7 @@ impl HistoryWriter {
         self.len() == 0
     }
 
-    pub fn sync(&self) -> Result<(), JsonlError> {
+    pub fn sync(&self) -> Result<(), StoreError> {
         self.inner
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -170,7 +149,7 @@ impl HistoryWriter {
 
 /// Streams a JSONL file, yielding each parsed value with its 1-based line number. Blank lines
 /// are skipped; a last line without a newline that does not parse (a crash mid-write) is
-/// [`JsonlError::TornTail`], any other bad line [`JsonlError::Parse`]: the caller decides whether
+/// [`StoreError::TornTail`], any other bad line [`StoreError::Parse`]: the caller decides whether
 /// a torn tail only makes the history incomplete.
 pub struct JsonlReader<T> {
     path: PathBuf,
@@ -190,8 +169,8 @@ impl<T> std::fmt::Debug for JsonlReader<T> {
 }
 
 impl<T: DeserializeOwned> JsonlReader<T> {
-    pub fn open(path: &Path) -> Result<Self, JsonlError> {
-        let file = File::open(path).map_err(|source| JsonlError::Io {
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let file = File::open(path).map_err(|source| StoreError::Io {
             path: path.to_path_buf(),
             source,
         })?;
@@ -206,7 +185,7 @@ impl<T: DeserializeOwned> JsonlReader<T> {
 }
 
 impl<T: DeserializeOwned> Iterator for JsonlReader<T> {
-    type Item = Result<(u64, T), JsonlError>;
+    type Item = Result<(u64, T), StoreError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
@@ -215,7 +194,7 @@ impl<T: DeserializeOwned> Iterator for JsonlReader<T> {
                 Ok(0) => return None,
                 Ok(_) => {}
                 Err(source) => {
-                    return Some(Err(JsonlError::Io {
+                    return Some(Err(StoreError::Io {
                         path: self.path.clone(),
                         source,
                     }))
@@ -228,13 +207,13 @@ impl<T: DeserializeOwned> Iterator for JsonlReader<T> {
             let fail = |torn: bool, message: String| {
                 let (path, line) = (self.path.clone(), self.line);
                 Some(Err(if torn {
-                    JsonlError::TornTail {
+                    StoreError::TornTail {
                         path,
                         line,
                         message,
                     }
                 } else {
-                    JsonlError::Parse {
+                    StoreError::Parse {
                         path,
                         line,
                         message,
@@ -341,7 +320,7 @@ mod tests {
         let mut r = JsonlReader::<Event>::open(&path).unwrap();
         assert!(r.next().unwrap().is_ok());
         let err = r.next().unwrap().unwrap_err();
-        assert!(matches!(err, JsonlError::TornTail { line: 2, .. }), "{err}");
+        assert!(matches!(err, StoreError::TornTail { line: 2, .. }), "{err}");
         for whole_but_wrong in ["{\"index\":1}", "not json"] {
             std::fs::write(&path, format!("{good}\n{whole_but_wrong}")).unwrap();
             let err = JsonlReader::<Event>::open(&path)
@@ -349,7 +328,7 @@ mod tests {
                 .nth(1)
                 .unwrap()
                 .unwrap_err();
-            assert!(matches!(err, JsonlError::Parse { line: 2, .. }), "{err}");
+            assert!(matches!(err, StoreError::Parse { line: 2, .. }), "{err}");
         }
         std::fs::write(&path, [good.as_bytes(), b"\n{\"lock\":\"\xc3"].concat()).unwrap();
         let err = JsonlReader::<Event>::open(&path)
@@ -357,11 +336,11 @@ mod tests {
             .nth(1)
             .unwrap()
             .unwrap_err();
-        assert!(matches!(err, JsonlError::TornTail { line: 2, .. }), "{err}");
+        assert!(matches!(err, StoreError::TornTail { line: 2, .. }), "{err}");
         std::fs::write(&path, format!("{good}\n{{\"index\":1,\"ti\n")).unwrap();
         let mut r = JsonlReader::<Event>::open(&path).unwrap();
         assert!(r.next().unwrap().is_ok());
         let err = r.next().unwrap().unwrap_err();
-        assert!(matches!(err, JsonlError::Parse { line: 2, .. }), "{err}");
+        assert!(matches!(err, StoreError::Parse { line: 2, .. }), "{err}");
     }
 }

@@ -62,7 +62,7 @@ impl RunState {
         };
         serde_json::from_str(&text)
             .map(Some)
-            .map_err(|e| StoreError::Config {
+            .map_err(|e| StoreError::Invalid {
                 path,
                 message: format!(
                     "{e}; expected e.g. {{\"state\":\"completed\",\"harness_pid\":1}}"

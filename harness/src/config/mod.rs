@@ -4,11 +4,12 @@
 //! - [`validate`]: the rules, one concern per file, with messages that say what to write
 //!   instead; it returns typed pieces, so nothing downstream parses again.
 //! - [`plan`]: the resolved test; [`plan_file`]: the same written out as each run's `test.yaml`.
-//! - [`duration`]: `2s` / `500ms` durations.
+//! - [`duration`]: `2s` / `500ms` durations (results', so a stored run reads them alike).
 //! - [`clients`]: the lock clients a test can name (recipes, shipped and own adapters).
 
 pub mod clients;
-pub mod duration;
+// The data model owns the one duration type; config's files name it through here.
+pub use results::duration;
 pub mod plan;
 pub mod plan_file;
 pub mod raw;

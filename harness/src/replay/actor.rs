@@ -5,10 +5,9 @@
 //! paused worker stays open while the scenario goes on, and completes after the worker is
 //! resumed. A worker whose connection ends (killed) gets its `exit` event at once.
 
-use results::{Event, OpType, Process, F};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
-use workloads::driver::{Recorder, Session, Step};
+use workloads::driver::{Session, Step};
 use workloads::protocol::Outcome;
 
 /// What the scenario asks a worker to do.
@@ -116,16 +115,4 @@ async fn op(session: &mut Session, lock: &str, key: &str, seq: &mut u64, cmd: Cm
             }
         }
     }
-}
-
-/// A nemesis event (`start-<fault>` / `stop-<fault>`) describing what the scenario did.
-pub fn nemesis_event(rec: &Recorder, start: bool, fault: &str, targets: &[String]) -> Event {
-    let f = if start {
-        F::Start(fault.to_string())
-    } else {
-        F::Stop(fault.to_string())
-    };
-    let mut e = Event::new(rec.clock.now(), Process::Nemesis, OpType::Info, f);
-    e.value = Some(serde_json::json!({ "fault": fault, "targets": targets }));
-    e
 }

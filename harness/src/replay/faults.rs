@@ -9,6 +9,8 @@ use super::scenario::Control;
 use super::steps::Stage;
 use containers::docker::Role;
 use nemesis::{Grudge, NodeControl, Signal};
+use results::fault::FaultKind;
+use results::{EventFault, FaultPhase};
 use std::time::{Duration, Instant};
 
 impl Stage<'_> {
@@ -55,7 +57,7 @@ impl Stage<'_> {
                     if !self.clocked.contains(node) {
                         self.clocked.push(node.clone());
                     }
-                    self.nemesis(true, "clock-jump", node);
+                    self.nemesis(FaultPhase::Start, FaultKind::ClockJump, node);
                 }
                 rows[i].result = format!("{} {ahead} ahead", nodes.join(", "));
             }
@@ -67,7 +69,7 @@ impl Stage<'_> {
                 let node = self.resolve_node(n).await?;
                 self.signal(&node, Signal::Stop).await?;
                 self.paused_nodes.push(node.clone());
-                self.nemesis(true, "pause-node", &node);
+                self.nemesis(FaultPhase::Start, FaultKind::PauseNode, &node);
                 rows[i].result = format!("{node} paused (SIGSTOP)");
             }
             Control::ResumeNode(n) => {
@@ -81,7 +83,7 @@ impl Stage<'_> {
                 };
                 self.signal(&node, Signal::Cont).await?;
                 self.paused_nodes.retain(|p| *p != node);
-                self.nemesis(false, "pause-node", &node);
+                self.nemesis(FaultPhase::Stop, FaultKind::PauseNode, &node);
                 rows[i].result = format!("{node} resumed (SIGCONT)");
             }
             Control::CutReplication => {
@@ -107,7 +109,7 @@ impl Stage<'_> {
                 }
                 self.cut_replication = Some((master.clone(), replicas.clone()));
                 self.repartition().await?;
-                self.nemesis(true, "cut-replication", &master);
+                self.nemesis(FaultPhase::Start, EventFault::CutReplication, &master);
                 rows[i].result = format!("{master} cut from {}", replicas.join(", "));
             }
             Control::Failover => {
@@ -226,14 +228,14 @@ impl Stage<'_> {
                     self.log.line(&format!("heal: {e}"));
                 }
                 self.workers[w].paused = false;
-                self.nemesis(false, "pause-worker", &owner);
+                self.nemesis(FaultPhase::Stop, FaultKind::PauseWorker, &owner);
             }
         }
         for node in std::mem::take(&mut self.paused_nodes) {
             if let Err(e) = self.signal(&node, Signal::Cont).await {
                 self.log.line(&format!("heal: {e}"));
             }
-            self.nemesis(false, "pause-node", &node);
+            self.nemesis(FaultPhase::Stop, FaultKind::PauseNode, &node);
         }
         self.reset_clocks().await;
         let isolated = std::mem::take(&mut self.isolated);
@@ -244,10 +246,10 @@ impl Stage<'_> {
             }
             for w in isolated {
                 let owner = self.workers[w].name.clone();
-                self.nemesis(false, "isolate-worker", &owner);
+                self.nemesis(FaultPhase::Stop, FaultKind::IsolateWorker, &owner);
             }
             if let Some((m, _)) = cut {
-                self.nemesis(false, "cut-replication", &m);
+                self.nemesis(FaultPhase::Stop, EventFault::CutReplication, &m);
             }
         }
     }
@@ -263,7 +265,7 @@ impl Stage<'_> {
             {
                 self.log.line(&format!("heal: {e}"));
             }
-            self.nemesis(false, "clock-jump", &node);
+            self.nemesis(FaultPhase::Stop, FaultKind::ClockJump, &node);
         }
     }
 }

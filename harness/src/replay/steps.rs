@@ -1,17 +1,18 @@
 //! The steps of a scenario applied to a running stage, one at a time, in order. Each step fills
 //! one [`Row`] of the step table. An operation sent to a paused worker is left open (its row
 //! says so) and is completed and checked when that worker is resumed, killed, or at the end.
-//! Faults the scenario applies are recorded as nemesis events (`start-pause-worker-a` /
-//! `stop-pause-worker-a` ...), so the checkers see them as they see a run's nemesis.
+//! Faults the scenario applies are recorded as nemesis events (`start-pause-worker` /
+//! `stop-pause-worker` ...), so the checkers see them as they see a run's nemesis.
 
-use super::actor::{nemesis_event, Actor, Cmd, Done};
+use super::actor::{Actor, Cmd, Done};
 pub use super::rows::{expect_text, Row};
 use super::scenario::{Action, Expect, Step};
 use crate::config::TestPlan;
 use crate::run::container_site::ContainerSite;
 use crate::run::prepare::HarnessLog;
 use nemesis::Signal;
-use results::OpType;
+use results::fault::FaultKind;
+use results::{EventFault, FaultPhase, NemesisEvent, OpType};
 use std::collections::BTreeSet;
 use std::time::Duration;
 use tokio::sync::oneshot;
@@ -108,12 +109,9 @@ impl Stage<'_> {
     }
 
     /// Records a `start-<fault>` / `stop-<fault>` nemesis event naming its one target.
-    pub(super) fn nemesis(&self, start: bool, fault: &str, target: &str) {
-        let targets = [target.to_string()];
-        if let Err(e) = self
-            .rec
-            .record(nemesis_event(&self.rec, start, fault, &targets))
-        {
+    pub(super) fn nemesis(&self, phase: FaultPhase, fault: impl Into<EventFault>, target: &str) {
+        let e = NemesisEvent::new(phase, fault, vec![target.to_string()]);
+        if let Err(e) = self.rec.record(e.event(self.rec.clock.now())) {
             self.log.line(&format!("cannot record nemesis event: {e}"));
         }
     }
@@ -155,34 +153,34 @@ impl Stage<'_> {
                     Action::Pause => {
                         self.signal(&target, Signal::Stop).await?;
                         self.workers[w].paused = true;
-                        self.nemesis(true, "pause-worker", &owner);
+                        self.nemesis(FaultPhase::Start, FaultKind::PauseWorker, &owner);
                         rows[i].result = "paused (SIGSTOP)".into();
                     }
                     Action::Resume => {
                         self.signal(&target, Signal::Cont).await?;
                         self.workers[w].paused = false;
-                        self.nemesis(false, "pause-worker", &owner);
+                        self.nemesis(FaultPhase::Stop, FaultKind::PauseWorker, &owner);
                         rows[i].result = "resumed (SIGCONT)".into();
                         self.finish_pending(w, rows, self.op_wait).await;
                     }
                     Action::Kill => {
-                        self.nemesis(true, "kill-worker", &owner);
+                        self.nemesis(FaultPhase::Start, FaultKind::KillWorker, &owner);
                         self.signal(&target, Signal::Kill).await?;
                         self.workers[w].paused = false;
-                        self.nemesis(false, "kill-worker", &owner);
+                        self.nemesis(FaultPhase::Stop, FaultKind::KillWorker, &owner);
                         rows[i].result = "killed (SIGKILL)".into();
                         self.finish_pending(w, rows, Duration::from_secs(10)).await;
                     }
                     Action::Isolate => {
                         self.isolated.insert(w);
                         self.repartition().await?;
-                        self.nemesis(true, "isolate-worker", &owner);
+                        self.nemesis(FaultPhase::Start, FaultKind::IsolateWorker, &owner);
                         rows[i].result = "cut from the lock service".into();
                     }
                     Action::Heal => {
                         self.isolated.remove(&w);
                         self.repartition().await?;
-                        self.nemesis(false, "isolate-worker", &owner);
+                        self.nemesis(FaultPhase::Stop, FaultKind::IsolateWorker, &owner);
                         rows[i].result = "reconnected".into();
                     }
                     _ => {}

@@ -10,9 +10,8 @@
 
 use anyhow::Context;
 use checkers::Engine;
-use results::layout::{HISTORY, RESOURCE_LOG, TEST_YAML};
-use results::run_state::RunState;
-use results::store::{stream_history_lines, stream_resource_log, CheckConfig, StoreError};
+use results::layout::{HISTORY, RESOURCE_LOG};
+use results::store::{RunReader, StoreError};
 use results::{Validity, Verdict};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -24,8 +23,9 @@ pub fn check_run_dir(dir: &Path) -> anyhow::Result<Verdict> {
     if !dir.is_dir() {
         anyhow::bail!("{}: not a run directory (no such directory)", dir.display());
     }
-    let cfg = CheckConfig::load(&dir.join(TEST_YAML))?;
-    let history = dir.join(HISTORY);
+    let run = RunReader::open(dir);
+    let cfg = run.check_config()?;
+    let history = run.file(HISTORY);
     if !history.is_file() {
         anyhow::bail!(
             "{}: missing; a run directory must hold the history it recorded",
@@ -44,15 +44,15 @@ pub fn check_run_dir(dir: &Path) -> anyhow::Result<Verdict> {
         other => other.map(drop),
     };
     let mut order = IndexOrder::default();
-    tolerate_torn(stream_history_lines(&history, |line, e| {
+    tolerate_torn(run.stream_history(|line, e| {
         order.see(line, e.index);
         engine.event(e)
     }))?;
-    let resource = dir.join(RESOURCE_LOG);
-    if resource.is_file() {
-        tolerate_torn(stream_resource_log(&resource, |r| engine.resource(r)))?;
+    if run.has_resource_log() {
+        tolerate_torn(run.stream_resource_log(|r| engine.resource(r)))?;
     } else {
-        engine.resource_log_missing(format!("{}: missing", resource.display()));
+        let missing = run.file(RESOURCE_LOG);
+        engine.resource_log_missing(format!("{}: missing", missing.display()));
     }
     let mut verdict = engine.finish();
     for why in torn {
@@ -60,7 +60,7 @@ pub fn check_run_dir(dir: &Path) -> anyhow::Result<Verdict> {
     }
     // A run that never finished is at best unknown; a directory without the record (made by
     // hand, converted from another tool) is judged as it stands.
-    if let Some(why) = RunState::read(dir)?.and_then(|s| s.unfinished_because()) {
+    if let Some(why) = run.state()?.and_then(|s| s.unfinished_because()) {
         verdict.unknown_because(why);
     }
     order.note(&mut verdict);

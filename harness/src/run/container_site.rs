@@ -16,10 +16,9 @@ use containers::control::{deaths, DockerControl};
 use containers::docker::{DockerError, RunEnv};
 use futures::future::BoxFuture;
 use nemesis::{Nemesis, Plan};
-use results::fault::NODE_DIED;
 use results::jsonl::HistoryWriter;
 use results::layout::RunDir;
-use results::{Event, OpType, Process, RunClock, F};
+use results::{EventFault, NemesisEvent, RunClock};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, RwLock};
@@ -344,19 +343,11 @@ impl Site for ContainerSite {
             nodes,
             self.control.planned_deaths(),
             move |death| {
-                let mut e = Event::new(
-                    clock.now(),
-                    Process::Nemesis,
-                    OpType::Info,
-                    F::Start(NODE_DIED.into()),
-                );
-                e.value = Some(serde_json::json!({
-                    "fault": NODE_DIED,
-                    "targets": [death.target],
-                    "container": death.container,
-                    "exit_code": death.exit_code,
-                    "planned": false,
-                }));
+                let e = NemesisEvent::start(EventFault::NodeDied, vec![death.target.clone()])
+                    .with("container", death.container.clone())
+                    .with("exit_code", death.exit_code)
+                    .with("planned", false)
+                    .event(clock.now());
                 log.line(&format!(
                     "{} ({}) died outside the fault plan, exit code {:?}",
                     death.target, death.container, death.exit_code

@@ -4,7 +4,8 @@
 
 use super::scan::{scan_object, Fallback, Raw};
 use crate::event::{Event, OpResult, OpType, Process, F};
-use crate::event_ref::{targets, EventRef, ResourceRef};
+use crate::event_ref::{EventRef, ResourceRef};
+use crate::nemesis_event::targets;
 use crate::resource_log::{ResourceEntry, WriteResult};
 use std::borrow::Cow;
 
@@ -28,7 +29,8 @@ impl EventRef<'_> {
         fast_event(line).or_else(|Fallback| {
             let e: Event = serde_json::from_str(line).map_err(|e| e.to_string())?;
             let targets = targets(e.value.as_ref())
-                .map(|t| Cow::Owned(t.clone()))
+                .into_iter()
+                .map(|t| Cow::Owned(t.into_owned()))
                 .collect();
             Ok(EventRef {
                 targets,

@@ -1,16 +1,25 @@
 //! The specifications of `store`.
 
 use super::*;
+use crate::duration::Dur;
+use std::path::Path;
+use std::time::Duration;
 
 #[test]
-fn durations_as_people_write_them() {
-    assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
-    assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-    assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
-    assert_eq!(parse_duration(" 250us "), Ok(Duration::from_micros(250)));
-    for bad in ["", "2", "s", "2 s", "-1s", "2sec", "1.5s"] {
-        assert!(parse_duration(bad).is_err(), "{bad}");
-    }
+fn the_default_slack_is_the_one_constant() {
+    assert_eq!(
+        CheckConfig::default().recovery_slack,
+        DEFAULT_RECOVERY_SLACK.get()
+    );
+    assert_eq!(DEFAULT_RECOVERY_SLACK, Dur::secs(5));
+    let p = Path::new("run/test.yaml");
+    let c = CheckConfig::from_yaml(p, "ttl: 1.5s\n").unwrap();
+    assert_eq!(c.recovery_slack, DEFAULT_RECOVERY_SLACK.get());
+    assert_eq!(
+        c.ttl,
+        Some(Duration::from_millis(1500)),
+        "the harness's grammar"
+    );
 }
 
 #[test]

@@ -37,6 +37,16 @@ fn the_default_test_is_etcd_lease_strict_with_holder_pauses() {
 }
 
 #[test]
+fn the_default_recovery_slack_is_the_one_a_stored_run_reads_without_it() {
+    let p = validate(raw(), 7).unwrap();
+    assert_eq!(p.recovery_slack, results::store::DEFAULT_RECOVERY_SLACK);
+    assert_eq!(
+        results::store::CheckConfig::default().recovery_slack,
+        p.recovery_slack.get()
+    );
+}
+
+#[test]
 fn nonsense_is_rejected_with_the_field_and_what_to_write() {
     let cases: Vec<(RawTest, &str, &str)> = vec![
         (

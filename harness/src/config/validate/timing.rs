@@ -88,7 +88,9 @@ pub fn timing(raw: &RawTest, recipe: RecipeKind) -> Result<Timing, ConfigError> 
     let work = raw
         .work
         .unwrap_or(Dur::from_millis((ttl.get().as_millis() / 4) as u64));
-    let recovery_slack = raw.recovery_slack.unwrap_or(Dur::secs(5));
+    let recovery_slack = raw
+        .recovery_slack
+        .unwrap_or(results::store::DEFAULT_RECOVERY_SLACK);
     let recovery = raw
         .recovery
         .unwrap_or(Dur(ttl.get() * 2 + recovery_slack.get()));

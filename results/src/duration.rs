@@ -1,5 +1,7 @@
-//! Durations as people write them in a test file or on the command line (`2s`, `500ms`, `1m30s`),
-//! serialized back the same way so `test.yaml` stays readable and re-runnable.
+//! Durations as people write them in a test file, a stored run's `test.yaml` or on the command
+//! line (`2s`, `500ms`, `1m30s`), serialized back the same way so `test.yaml` stays readable
+//! and re-runnable. One type and one grammar for every reader: the harness validating a test
+//! and `fencecheck check` reading a stored one must agree on what `recovery_slack: 1.5s` means.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
@@ -10,18 +12,20 @@ use std::time::Duration;
 pub struct Dur(pub Duration);
 
 impl Dur {
-    pub fn from_millis(ms: u64) -> Self {
+    pub const fn from_millis(ms: u64) -> Self {
         Dur(Duration::from_millis(ms))
     }
 
-    pub fn secs(s: u64) -> Self {
+    pub const fn secs(s: u64) -> Self {
         Dur(Duration::from_secs(s))
     }
 
-    pub fn get(self) -> Duration {
+    pub const fn get(self) -> Duration {
         self.0
     }
 
+    /// Reads humantime's grammar (units may be combined and spaced: `1m 30s`, `1.5s`, `250us`);
+    /// a negative duration is refused with its own message rather than humantime's.
     pub fn parse(s: &str) -> Result<Self, String> {
         let t = s.trim();
         if t.starts_with('-') {
@@ -78,5 +82,18 @@ mod tests {
         assert_eq!(Dur::from_millis(1500).to_string(), "1500ms");
         assert!(Dur::parse("-2s").unwrap_err().contains("negative"));
         assert!(Dur::parse("soon").unwrap_err().contains("2s"));
+    }
+
+    #[test]
+    fn the_grammar_is_the_one_people_write() {
+        let ok = |s: &str| Dur::parse(s).map(Dur::get);
+        assert_eq!(ok(" 250us "), Ok(Duration::from_micros(250)));
+        assert_eq!(ok("1m 30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(ok("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(ok("10ns"), Ok(Duration::from_nanos(10)));
+        assert_eq!(ok("1h"), Ok(Duration::from_secs(3600)));
+        for bad in ["", "2", "s", "-1s", "2 fortnights", "soon"] {
+            assert!(Dur::parse(bad).is_err(), "{bad}");
+        }
     }
 }
