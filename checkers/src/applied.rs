@@ -1,7 +1,7 @@
 //! The set of op_ids the resource accepted, kept small enough that a 10M-event history does not
 //! cost memory in proportion to its writes.
 //!
-//! Workers name their writes `<process>-<n>` with `n` counting up per process (DESIGN.md; see
+//! Workers name their writes `<process>-<n>` with `n` counting up per process (docs/design.md, "history.jsonl"; see
 //! `workloads::driver::Session::write`), and a process sends one write at a time. So the accepted
 //! `n` of one process arrive almost in order and form a few runs of consecutive numbers: a gap
 //! opens only where a write was rejected or never reached the resource. [`Applied`] keeps, per

@@ -21,7 +21,7 @@ pub(crate) enum Dispatch {
     Other(Box<dyn Checker>),
 }
 
-/// The eight checkers of DESIGN.md (nine kinds: double-release also sorts out
+/// The eight checkers of docs/design.md, "Anomaly kinds" (nine kinds: double-release also sorts out
 /// release-of-lost-lock) under this configuration, in report order.
 pub(crate) fn standard(cfg: &CheckConfig) -> Vec<Dispatch> {
     vec![

@@ -98,7 +98,7 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 impl Engine {
-    /// The eight checkers (nine kinds) of DESIGN.md under this configuration.
+    /// The eight checkers (nine kinds) of docs/design.md ("Anomaly kinds") under this configuration.
     pub fn new(cfg: &CheckConfig) -> Engine {
         Engine::with_dispatch(cfg, dispatch::standard(cfg))
     }

@@ -1,7 +1,7 @@
 //! The hold fold for readers outside the engine: the report draws each hold as a bar, the run's
 //! live tracker asks who holds the lock right now (the target of `pause-holder`). Both feed the
 //! engine's own [`HoldBook`] through the same derivation ([`holds::derive`]), so a hold means
-//! the same thing to the checkers, the page and the nemesis: DESIGN.md "Holds", in one place.
+//! the same thing to the checkers, the page and the nemesis: docs/design.md, "Holds", in one place.
 
 use crate::holds::{self, Hold, HoldBook, HoldEnd, Recycler, Shared};
 use crate::locks::{LockId, LockNames};
@@ -130,7 +130,7 @@ mod tests {
     use super::*;
     use crate::testkit::*;
 
-    /// DESIGN.md "Holds": the first of a release invoke, a lease-lost, any `info` of the
+    /// docs/design.md, "Holds": the first of a release invoke, a lease-lost, any `info` of the
     /// process, its exit, the end of the history.
     #[test]
     fn every_way_a_hold_ends_is_the_design_s() {

@@ -15,7 +15,7 @@
 //! process slot costs) and the last few acquisition records kept for reuse. Locks are [`LockId`]s: the
 //! engine resolves each event's lock once ([`derive`]) and passes it in.
 //!
-//! This is DESIGN.md's one definition of a hold: the checkers read it through the engine, and
+//! This is the one definition of a hold (docs/design.md, "Holds"): the checkers read it through the engine, and
 //! the report and the live holder tracking through [`crate::fold::HoldFold`], which feeds the
 //! same book.
 
@@ -184,7 +184,7 @@ impl Acquisition {
     }
 }
 
-/// What ended a hold (DESIGN.md "Holds").
+/// What ended a hold (docs/design.md, "Holds").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HoldEnd {
     /// A release was invoked for it.

@@ -7,7 +7,7 @@
 //! - [`kinds`]: one checker per anomaly kind.
 //! - [`applied`]: the accepted op_ids, compressed into per-process runs.
 //! - [`holds`]: certain hold intervals, shared by the hold-based checkers; [`fold`]: the same
-//!   holds for the report and the live tracker (DESIGN.md "Holds", in one place).
+//!   holds for the report and the live tracker (docs/design.md, "Holds", in one place).
 //! - [`name`]: short names (lock, owner, lease) kept inline, not on the heap.
 //! - [`locks`], [`procs`]: lock names as dense ids, and per-lock and per-process state in
 //!   vectors indexed by them.

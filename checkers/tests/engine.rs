@@ -220,7 +220,7 @@ fn direct_and_vtable_calls_to_the_standard_checkers_give_the_same_verdict() {
     );
 }
 
-/// The standard set covers the nine kinds of DESIGN.md, once each, in the order the verdict
+/// The standard set covers the nine kinds of docs/design.md, "Anomaly kinds", once each, in the order the verdict
 /// lists them (the order of `AnomalyKind::ALL`); a paired kind comes right after its checker's.
 #[test]
 fn the_standard_checkers_are_the_nine_kinds_in_report_order() {

@@ -1,5 +1,5 @@
 //! The `fencecheck` binary: parses the command line and hands each subcommand to its module in
-//! [`commands`]. Exit codes are DESIGN.md's: 0 valid, 1 anomalies that fail the run,
+//! [`commands`]. Exit codes are those of docs/design.md, "Exit codes": 0 valid, 1 anomalies that fail the run,
 //! 2 unknown, 3 harness or configuration error.
 
 use clap::{Parser, Subcommand};

@@ -15,7 +15,7 @@ pub struct Span {
     pub label: String,
 }
 
-/// Why a hold ended: the checkers' definition (DESIGN.md "Holds"), which the bars follow.
+/// Why a hold ended: the checkers' definition (docs/design.md, "Holds"), which the bars follow.
 pub use checkers::holds::HoldEnd;
 
 /// One hold drawn as a bar: acquire ok → its end.

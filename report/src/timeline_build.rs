@@ -1,5 +1,5 @@
 //! How the timeline model is derived: one pass over the history (holds from the checkers' own
-//! fold, so a bar ends where DESIGN.md's hold ends: release invoke, lease-lost, any `info` of
+//! fold, so a bar ends where a hold ends (docs/design.md, "Holds"): release invoke, lease-lost, any `info` of
 //! its process, its exit; nemesis start/stop paired by fault name; writes paired invoke →
 //! completion), then the resource log laid over the writes as ground truth, then every anomaly
 //! placed when it became true (the stale write accepted, the second holder's acquire, the

@@ -2,7 +2,7 @@
 //! `ok` says it happened, `fail` that it certainly did not, `info` that nobody knows.
 //!
 //! The wire format is flat (all of an `f`'s fields sit beside `index`, `time`, `process`, `type`),
-//! as DESIGN.md specifies; the Rust type keeps it flat too so that parsing millions of lines stays
+//! as docs/design.md, "history.jsonl", specifies; the Rust type keeps it flat too so that parsing millions of lines stays
 //! cheap, and uses enums wherever the format has a closed set of values.
 
 use serde::de::{self, Deserializer, Visitor};
@@ -184,7 +184,7 @@ impl OpResult {
     }
 }
 
-/// One line of `history.jsonl`. Which optional fields are present depends on `f` (DESIGN.md).
+/// One line of `history.jsonl`. Which optional fields are present depends on `f` (docs/design.md, "history.jsonl").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
     pub index: u64,
@@ -215,7 +215,7 @@ pub struct Event {
     pub result: Option<OpResult>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub highest_before: Option<u64>,
-    /// Why an operation is `fail` or `info` (an addition to DESIGN.md's fields, for humans).
+    /// Why an operation is `fail` or `info` (an addition to the fields of docs/design.md, "history.jsonl", for humans).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The client library raised something its documentation does not list as an operational

@@ -1,4 +1,4 @@
-//! Where a run lives: `results/runs/<test-name>/<UTC timestamp>/` with DESIGN.md's file names,
+//! Where a run lives: `results/runs/<test-name>/<UTC timestamp>/` with the file names of docs/design.md, "A stored run",
 //! and `results/runs/latest` pointing at the newest run. Creating the directory is the first
 //! thing a run does, so everything after it (history included) has a place to land.
 

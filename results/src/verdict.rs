@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize, Serializer};
 use std::collections::BTreeMap;
 
-/// The anomaly kinds of DESIGN.md.
+/// The anomaly kinds of docs/design.md, "Anomaly kinds".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AnomalyKind {
@@ -77,7 +77,7 @@ impl std::fmt::Display for AnomalyKind {
 }
 
 /// Valid, Invalid, or Unknown (a checker could not decide). Serialized as `true`, `false`,
-/// `"unknown"` as DESIGN.md specifies.
+/// `"unknown"` as docs/design.md, "results.json", specifies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Validity {
     Valid,
@@ -96,7 +96,7 @@ impl Validity {
         }
     }
 
-    /// The process exit code of DESIGN.md: 0 valid, 1 invalid, 2 unknown.
+    /// The process exit code (docs/design.md, "Exit codes"): 0 valid, 1 invalid, 2 unknown.
     pub fn exit_code(self) -> u8 {
         match self {
             Validity::Valid => 0,

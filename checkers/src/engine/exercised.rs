@@ -21,7 +21,7 @@ impl Engine {
         json!({ "acquire": one(Interests::ACQUIRE), "write": one(Interests::WRITE) })
     }
 
-    /// Why the run cannot vouch for anything (DESIGN.md "What a verdict may claim"): acquires
+    /// Why the run cannot vouch for anything (docs/design.md, "What a verdict may claim"): acquires
     /// were attempted and none succeeded, or writes were attempted and the resource decided
     /// none. A run that never held the lock or never had a write decided tested nothing.
     pub(super) fn exercised_nothing(&self) -> Vec<String> {

@@ -1,4 +1,4 @@
-//! One checker per anomaly kind of DESIGN.md.
+//! One checker per anomaly kind of docs/design.md, "Anomaly kinds".
 
 pub mod concurrent_holders;
 pub mod double_release;

@@ -1,5 +1,5 @@
 //! `fencecheck check <run-dir>` as a user runs it: the real binary on temporary run
-//! directories. Exit codes are DESIGN.md's; malformed input names the file and line, never
+//! directories. Exit codes are those of docs/design.md, "Exit codes"; malformed input names the file and line, never
 //! panics.
 
 use checkers::testkit::training_timeline;

@@ -46,3 +46,82 @@ fn clients_lists_every_shipped_adapter_with_its_token() {
         "the recipes are listed too: {text}"
     );
 }
+
+/// Every `*.md` a tracked file names, with the files that name it; a name counts as found when
+/// it is a path from the repository's root or from the naming file's folder, or the name of a
+/// tracked file anywhere (a comment may say "README.md" from any depth).
+fn cited_markdown(root: &Path, tracked: &[String]) -> Vec<(String, String)> {
+    let text_file = |f: &str| {
+        [".rs", ".md", ".toml", ".yaml", ".yml", ".py", ".go", ".java", ".sh", ".txt"]
+            .iter()
+            .any(|ext| f.ends_with(ext))
+            || f.ends_with("Makefile")
+            || f.starts_with("scripts/")
+            || f.starts_with(".ci/")
+    };
+    let mut cited = Vec::new();
+    for file in tracked.iter().filter(|f| text_file(f)) {
+        let Ok(text) = std::fs::read_to_string(root.join(file)) else {
+            continue;
+        };
+        let bytes = text.as_bytes();
+        let mut from = 0;
+        while let Some(at) = text[from..].find(".md") {
+            let end = from + at + 3;
+            from = end;
+            let is_word = |b: u8| b.is_ascii_alphanumeric() || b"_-./".contains(&b);
+            if bytes.get(end).is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_') {
+                continue;
+            }
+            let mut start = end - 3;
+            while start > 0 && is_word(bytes[start - 1]) {
+                start -= 1;
+            }
+            let name = text[start..end].trim_start_matches("./");
+            let before = &text[..start];
+            if name.len() <= 3 || before.ends_with("://") || before.ends_with('/') {
+                continue;
+            }
+            cited.push((file.clone(), name.to_string()));
+        }
+    }
+    cited
+}
+
+#[test]
+fn no_file_cites_a_file_that_is_not_in_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = std::process::Command::new("git")
+        .args(["ls-files"])
+        .current_dir(&root)
+        .output()
+        .expect("git ls-files");
+    let tracked: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert!(tracked.len() > 100, "git ls-files listed {}", tracked.len());
+    let exists = |file: &str, name: &str| {
+        let dir = Path::new(file).parent().unwrap_or(Path::new(""));
+        root.join(name).is_file()
+            || root.join(dir).join(name).is_file()
+            || tracked
+                .iter()
+                .any(|t| t == name || t.ends_with(&format!("/{name}")))
+    };
+    let missing: Vec<String> = cited_markdown(&root, &tracked)
+        .into_iter()
+        .filter(|(file, name)| !exists(file, name))
+        .map(|(file, name)| format!("{file} cites {name}"))
+        .collect();
+    assert!(missing.is_empty(), "{missing:#?}");
+    // And nothing reaches outside the repository for its design.
+    let outside: Vec<&String> = tracked
+        .iter()
+        .filter(|f| *f != "fencecheck/tests/cli/docs.rs")
+        .filter(|f| {
+            std::fs::read_to_string(root.join(f)).is_ok_and(|t| t.contains("../shared/"))
+        })
+        .collect();
+    assert!(outside.is_empty(), "{outside:?} cite ../shared/");
+}

@@ -1,4 +1,4 @@
-//! Test configuration: raw YAML and flags → one validated [`TestPlan`] (STYLE.md rule 9).
+//! Test configuration: raw YAML and flags → one validated [`TestPlan`] (docs/design.md, "How the code should read", 9).
 //!
 //! - [`raw`]: what the user wrote (all optional, unknown keys rejected).
 //! - [`validate`]: the rules, one concern per file, with messages that say what to write

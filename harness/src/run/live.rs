@@ -1,7 +1,7 @@
 //! The run's live view of its own history, fed by the history recorder's observer: who holds
 //! the lock right now (the nemesis's `pause-holder` / `kill-holder` target), how many operations
 //! were recorded, and which faults are in force (for the progress line). Who holds the lock is
-//! the checkers' own hold fold (DESIGN.md "Holds"): a process retired by an `info` holds
+//! the checkers' own hold fold (docs/design.md, "Holds"): a process retired by an `info` holds
 //! nothing, so a holder fault never freezes a worker that certainly holds nothing.
 
 use checkers::fold::HoldFold;

@@ -1,4 +1,4 @@
-//! One test, as a short pipeline (STYLE.md rule 6). [`execute`] runs, in order:
+//! One test, as a short pipeline (docs/design.md, "How the code should read", 6). [`execute`] runs, in order:
 //!
 //! 1. **prepare** ([`prepare`]): the run directory, the resolved `test.yaml` (seed, image and the
 //!    fault plan drawn from the seed), `state.json` (running), `harness.log`;
@@ -51,7 +51,7 @@ pub struct Options {
     pub quiet: bool,
 }
 
-/// Runs the plan and returns the exit code (DESIGN.md: 0 valid, 1 invalid, 2 unknown; an error
+/// Runs the plan and returns the exit code (docs/design.md, "Exit codes": 0 valid, 1 invalid, 2 unknown; an error
 /// is 3).
 pub fn execute(plan: TestPlan, options: &Options) -> anyhow::Result<u8> {
     execute_into(plan, options, &mut None)

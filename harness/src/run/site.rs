@@ -3,7 +3,7 @@
 //! runs the memory provider's service, workers and register inside this process. Everything
 //! else of a run (the workload loops, the fault plan's timing, heal, recovery, check, report) is
 //! the same code for both, so a plain `cargo test` of the in-process site covers the pipeline
-//! the containers run (hyperfine's executor seam, STYLE.md rule 16).
+//! the containers run (docs/design.md, "How the code should read", 16).
 
 use futures::future::BoxFuture;
 use nemesis::Plan;
