@@ -6,6 +6,7 @@
 //! - [`layout`]: the run directory, its file names, and `results/runs/latest`.
 //! - [`clock`]: run-relative CLOCK_MONOTONIC time shared by host and containers.
 //! - [`fault`]: the fault kinds the history names, and what each hits.
+//! - [`provider`]: every system fencecheck knows, and what each offers to the nemesis.
 //! - [`run_state`]: `state.json`, whether a run finished.
 //! - [`event_ref`]: borrowed views of both logs; [`parse`]: reading lines into them, fast and
 //!   as strict as serde.
@@ -19,6 +20,7 @@ pub mod fault;
 pub mod jsonl;
 pub mod layout;
 pub mod parse;
+pub mod provider;
 pub mod resource_log;
 pub mod run_state;
 pub mod store;
@@ -27,5 +29,6 @@ pub mod verdict;
 pub use clock::RunClock;
 pub use event::{Event, OpResult, OpType, Process, F};
 pub use event_ref::{EventRef, ResourceRef};
+pub use provider::{Capabilities, Provider, ProviderError};
 pub use resource_log::{ResourceEntry, WriteResult};
 pub use verdict::{Anomaly, AnomalyKind, Diagnosis, Evidence, Validity, Verdict};

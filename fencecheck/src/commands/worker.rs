@@ -95,12 +95,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let provider = match &args.provider {
-        Some(p) => Some(Provider::parse(p).ok_or_else(|| {
-            anyhow::anyhow!(
-                "--provider {p}: not a provider (one of {})",
-                Provider::names()
-            )
-        })?),
+        Some(p) => Some(Provider::parse_lock(p).map_err(|e| anyhow::anyhow!("--provider: {e}"))?),
         None => None,
     };
     // An adapter is held to its provider's rules (etcd leases are whole seconds, ...).
@@ -110,7 +105,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             r.provider()
         ),
         (Some(r), _) => r,
-        (None, Some(p)) => p.default_recipe(),
+        (None, Some(p)) => RecipeKind::default_for(p)
+            .ok_or_else(|| anyhow::anyhow!("--provider {p} has no recipe; give --recipe"))?,
         (None, None) => anyhow::bail!("--client-cmd needs --provider"),
     };
     let cfg = RawRecipeConfig {
