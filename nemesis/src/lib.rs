@@ -16,7 +16,11 @@
 //! use nemesis::fake::{FakeControl, StaticTopology};
 //! use nemesis::{Context, Nemesis, Schedule};
 //! # async fn demo(history: &results::jsonl::HistoryWriter) -> Result<(), Box<dyn std::error::Error>> {
-//! let ctx = Context { system: "etcd".into(), ttl: std::time::Duration::from_secs(2), time_limit: None };
+//! let ctx = Context {
+//!     capabilities: results::Provider::Etcd.capabilities(),
+//!     ttl: std::time::Duration::from_secs(2),
+//!     time_limit: None,
+//! };
 //! let plan = Schedule::from_yaml("- at 5s start pause-holder for 6s\n- at 15s halves for 10s\n")?
 //!     .validate(&ctx)?; // a bad line is a ScheduleError naming it
 //! let (control, topology) = (FakeControl::new(), StaticTopology::new(5, 3));
@@ -39,7 +43,7 @@ mod targets;
 pub use clock::{ClockFaults, ClockSetting, LinkShaping};
 pub use control::{ControlError, NodeControl, Signal, Topology};
 pub use executor::{Nemesis, NemesisError, Summary};
-pub use fault::{Capabilities, FaultKind, UnknownFault, ALL_FAULTS};
+pub use fault::{FaultKind, UnknownFault, ALL_FAULTS};
 pub use grudge::Grudge;
 pub use plan::{Generator, Plan, Step};
 pub use schedule::{Context, Schedule, ScheduleError};

@@ -4,7 +4,7 @@
 use nemesis::fake::{Call, FakeControl, StaticTopology};
 use nemesis::{Context, Nemesis, Plan, Schedule, Signal};
 use results::jsonl::{HistoryWriter, JsonlReader};
-use results::{Event, OpType, Process, RunClock, F};
+use results::{Event, OpType, Process, Provider, RunClock, F};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -22,11 +22,11 @@ fn events(path: &Path) -> Vec<Event> {
         .collect()
 }
 
-fn plan(yaml: &str, system: &str) -> Plan {
+fn plan(yaml: &str, provider: Provider) -> Plan {
     Schedule::from_yaml(yaml)
         .expect("yaml")
         .validate(&Context {
-            system: system.into(),
+            capabilities: provider.capabilities(),
             ttl: Duration::from_millis(20),
             time_limit: None,
         })
@@ -43,7 +43,7 @@ async fn faults_start_and_stop_in_order_and_are_recorded_with_their_targets() {
     let (control, topo) = (FakeControl::new(), StaticTopology::new(3, 3));
     let plan = plan(
         "- at 10ms start pause-holder for 40ms\n- at 60ms isolate-leader for 30ms\n",
-        "etcd",
+        Provider::Etcd,
     );
     let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
     let summary = nemesis.run(&plan, never()).await.unwrap();
@@ -96,7 +96,7 @@ async fn cancelling_mid_fault_heals_everything_and_records_the_stop() {
     let (control, topo) = (FakeControl::new(), StaticTopology::new(3, 3));
     let plan = plan(
         "- at 0s pause-holder for 10s\n- at 0s halves for 10s\n- at 0s kill-node for 10s\n",
-        "zookeeper",
+        Provider::Zookeeper,
     );
     let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
     let summary = nemesis
@@ -125,7 +125,7 @@ async fn a_control_error_aborts_but_still_heals() {
     control.fail_on("n1");
     let plan = plan(
         "- at 0s pause-holder for 10s\n- at 20ms pause-leader for 10s\n",
-        "etcd",
+        Provider::Etcd,
     );
     let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
     let err = nemesis.run(&plan, never()).await.unwrap_err();
@@ -145,7 +145,7 @@ async fn a_partition_that_fails_is_healed_and_leaves_no_orphan_stop_event() {
     let (writer, path) = history("partition-error");
     let (control, topo) = (FakeControl::new(), StaticTopology::new(2, 3));
     control.fail_on("n3");
-    let plan = plan("- at 0s halves for 10s\n", "etcd");
+    let plan = plan("- at 0s halves for 10s\n", Provider::Etcd);
     let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
     let err = nemesis.run(&plan, never()).await.unwrap_err();
     assert!(err.to_string().contains("partition n3"), "{err}");
@@ -158,7 +158,7 @@ async fn a_fault_without_a_target_is_recorded_as_skipped() {
     let (writer, path) = history("skip");
     let (control, topo) = (FakeControl::new(), StaticTopology::new(2, 3));
     *topo.holder.lock().unwrap() = None;
-    let plan = plan("- at 0s kill-holder for 10ms\n", "etcd");
+    let plan = plan("- at 0s kill-holder for 10ms\n", Provider::Etcd);
     let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
     let summary = nemesis.run(&plan, never()).await.unwrap();
     assert_eq!(summary.skipped, 1);
@@ -182,7 +182,7 @@ async fn holder_appears_after(
     let (writer, path) = history(name);
     let (control, topo) = (FakeControl::new(), StaticTopology::new(2, 3));
     *topo.holder.lock().unwrap() = None;
-    let plan = plan(timeline, "etcd");
+    let plan = plan(timeline, Provider::Etcd);
     let summary = {
         let mut nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
         if let Some(end) = end {
@@ -278,7 +278,7 @@ async fn a_holder_fault_waiting_for_a_holder_never_delays_the_next_step() {
     *topo.holder.lock().unwrap() = None;
     let plan = plan(
         "- at 0s pause-leader for 100ms\n- at 50ms pause-holder for 1s\n",
-        "etcd",
+        Provider::Etcd,
     );
     let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
     let summary = nemesis.run(&plan, never()).await.unwrap();
@@ -298,7 +298,7 @@ async fn a_holder_fault_waiting_for_a_holder_never_delays_the_next_step() {
 async fn a_killed_node_is_restarted_when_its_fault_stops() {
     let (writer, _) = history("kill");
     let (control, topo) = (FakeControl::new(), StaticTopology::new(2, 3));
-    let plan = plan("- at 0s kill-node for 20ms pick 4\n", "etcd");
+    let plan = plan("- at 0s kill-node for 20ms pick 4\n", Provider::Etcd);
     Nemesis::new(&control, &topo, &writer, RunClock::start())
         .run(&plan, never())
         .await
@@ -343,7 +343,7 @@ async fn a_clock_jump_waits_for_a_fresh_holder_and_every_clock_is_real_after_the
     let (control, topo) = (FakeControl::new(), StaticTopology::new(3, 5));
     let plan = plan(
         "- at 0ms start clock-jump for 30ms\n- at 40ms start clock-skew for 30ms\n",
-        "redlock",
+        Provider::Redlock,
     );
     let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
     let hand_over = async {
@@ -387,7 +387,7 @@ async fn a_clock_jump_waits_for_a_fresh_holder_and_every_clock_is_real_after_the
 async fn a_one_way_cut_is_applied_inbound_and_recorded_with_its_direction() {
     let (writer, path) = history("oneway");
     let (control, topo) = (FakeControl::new(), StaticTopology::new(3, 3));
-    let plan = plan("- at 0ms start mute-holder for 20ms\n", "etcd");
+    let plan = plan("- at 0ms start mute-holder for 20ms\n", Provider::Etcd);
     let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
     nemesis.run(&plan, never()).await.unwrap();
     assert!(control

@@ -4,6 +4,7 @@
 //! model because the history names faults (`start-<fault>` / `stop-<fault>`) and the checkers
 //! must know which of them can make the lock service itself unavailable.
 
+use crate::provider::Capabilities;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -223,10 +224,7 @@ impl FaultKind {
             FaultKind::DeafenFollower if !(caps.leader && caps.quorum) => {
                 Some("it has no leader whose followers replicate from it")
             }
-            FaultKind::ClockJump | FaultKind::ClockSkew if !caps.fake_clock => Some(
-                "its servers are Go programs (etcd), and libfaketime cannot reach them: Go reads \
-                 the clock through the vDSO, not libc",
-            ),
+            FaultKind::ClockJump | FaultKind::ClockSkew => caps.no_fake_clock,
             _ => None,
         }
     }
@@ -282,64 +280,10 @@ impl FromStr for FaultKind {
     }
 }
 
-/// What a system under test offers to the nemesis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Capabilities {
-    /// One node is the leader / master at any time.
-    pub leader: bool,
-    /// The nodes replicate among themselves, so partitioning them means something.
-    pub quorum: bool,
-    /// Something promotes a replica when the master is gone.
-    pub failover: bool,
-    /// Its servers read the wall clock through libc, so libfaketime can move it.
-    #[serde(default)]
-    pub fake_clock: bool,
-    /// It runs in the harness's own process (the memory provider): no nodes, network, clocks
-    /// or links to fault, only its workers, which can be paused and killed.
-    #[serde(default)]
-    pub in_process: bool,
-}
-
-/// A system name the nemesis does not know.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown system {0:?}: expected etcd, zookeeper, redis, redlock, redis-sentinel or postgres"
-)]
-pub struct UnknownSystem(pub String);
-
-impl Capabilities {
-    /// The capabilities of a system by its fencecheck name.
-    pub fn for_system(system: &str) -> Result<Self, UnknownSystem> {
-        let (leader, quorum, failover, fake_clock) = match system {
-            "memory" => {
-                return Ok(Self {
-                    leader: false,
-                    quorum: false,
-                    failover: false,
-                    fake_clock: false,
-                    in_process: true,
-                })
-            }
-            "etcd" => (true, true, false, false),
-            "zookeeper" => (true, true, false, true),
-            "redis-sentinel" => (true, true, true, true),
-            "redis" | "postgres" => (true, false, false, true),
-            "redlock" => (false, false, false, true),
-            other => return Err(UnknownSystem(other.to_string())),
-        };
-        Ok(Self {
-            leader,
-            quorum,
-            failover,
-            fake_clock,
-            in_process: false,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::Provider;
 
     #[test]
     fn names_round_trip() {
@@ -353,20 +297,19 @@ mod tests {
 
     #[test]
     fn failover_needs_sentinel_and_halves_a_quorum() {
-        let etcd = Capabilities::for_system("etcd").unwrap();
+        let etcd = Provider::Etcd.capabilities();
         assert!(FaultKind::Failover.unsupported_because(&etcd).is_some());
         assert!(FaultKind::Halves.unsupported_because(&etcd).is_none());
-        let sentinel = Capabilities::for_system("redis-sentinel").unwrap();
+        let sentinel = Provider::RedisSentinel.capabilities();
         assert!(FaultKind::Failover.unsupported_because(&sentinel).is_none());
-        let redlock = Capabilities::for_system("redlock").unwrap();
+        let redlock = Provider::Redlock.capabilities();
         assert!(FaultKind::IsolateLeader
             .unsupported_because(&redlock)
             .is_some());
         assert!(FaultKind::IsolateWorker
             .unsupported_because(&redlock)
             .is_none());
-        assert!(Capabilities::for_system("mongo").is_err());
-        let memory = Capabilities::for_system("memory").unwrap();
+        let memory = Provider::Memory.capabilities();
         assert!(FaultKind::KillWorker.unsupported_because(&memory).is_none());
         let why = FaultKind::IsolateWorker
             .unsupported_because(&memory)

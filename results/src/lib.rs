@@ -9,6 +9,7 @@
 //! - [`fault`]: the fault kinds the history names, and what each hits.
 //! - [`nemesis_event`]: the nemesis's history line: its one constructor, its one reading of
 //!   targets.
+//! - [`provider`]: every system fencecheck knows, and what each offers to the nemesis.
 //! - [`run_state`]: `state.json`, whether a run finished.
 //! - [`event_ref`]: borrowed views of both logs; [`parse`]: reading lines into them, fast and
 //!   as strict as serde.
@@ -25,6 +26,7 @@ pub mod jsonl;
 pub mod layout;
 pub mod nemesis_event;
 pub mod parse;
+pub mod provider;
 pub mod resource_log;
 pub mod run_state;
 pub mod store;
@@ -35,5 +37,6 @@ pub use duration::Dur;
 pub use event::{Event, OpResult, OpType, Process, F};
 pub use event_ref::{EventRef, ResourceRef};
 pub use nemesis_event::{EventFault, FaultPhase, NemesisEvent};
+pub use provider::{Capabilities, Provider, ProviderError};
 pub use resource_log::{ResourceEntry, WriteResult};
 pub use verdict::{Anomaly, AnomalyKind, Diagnosis, Evidence, Validity, Verdict};

@@ -2,7 +2,7 @@
 //! same raft leader and the member list has three entries.
 
 use super::probe::{host_endpoint, within};
-use super::{Cluster, System};
+use super::Cluster;
 use crate::docker::{ContainerSpec, Node, Readiness, Role};
 use etcd_client::{Client, ConnectOptions};
 use futures::future::BoxFuture;
@@ -75,8 +75,8 @@ async fn member_names(node: &Node) -> Result<Vec<(u64, String)>, String> {
 }
 
 impl Cluster for Etcd {
-    fn system(&self) -> System {
-        System::Etcd
+    fn client_role(&self) -> Role {
+        Role::Member
     }
 
     fn waves(&self, name: &dyn Fn(&str) -> String) -> Vec<Vec<ContainerSpec>> {

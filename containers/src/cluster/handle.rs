@@ -1,8 +1,9 @@
 //! [`ClusterHandle`]: a started cluster as plain data (its nodes) plus the questions only the
 //! live cluster can answer (who leads now, is it ready).
 
-use super::{Cluster, System};
+use super::Cluster;
 use crate::docker::Node;
+use results::Provider;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +11,7 @@ use std::time::Duration;
 /// returned node back with [`ClusterHandle::replace`].
 #[derive(Clone)]
 pub struct ClusterHandle {
-    pub system: System,
+    pub provider: Provider,
     pub nodes: Vec<Node>,
     /// Time from `start_cluster` to ready.
     pub startup: Duration,
@@ -20,7 +21,7 @@ pub struct ClusterHandle {
 impl std::fmt::Debug for ClusterHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClusterHandle")
-            .field("system", &self.system)
+            .field("provider", &self.provider)
             .field("nodes", &self.nodes)
             .field("startup", &self.startup)
             .finish()
@@ -31,7 +32,7 @@ impl ClusterHandle {
     /// The nodes clients talk to: etcd / ZooKeeper members, the Redis master(s), the sentinels
     /// (for `redis-sentinel`), the PostgreSQL server.
     pub fn client_nodes(&self) -> impl Iterator<Item = &Node> {
-        let role = self.system.client_role();
+        let role = self.cluster.client_role();
         self.nodes.iter().filter(move |n| n.role == role)
     }
 

@@ -1,4 +1,4 @@
-//! Real clusters in containers, one file per system behind one [`Cluster`] trait: which
+//! Real clusters in containers, one file per provider behind one [`Cluster`] trait: which
 //! containers to start (in waves whose members start concurrently), how a real client decides the
 //! cluster is ready, and who leads it now. [`crate::docker::RunEnv::start_cluster`] does the
 //! starting; a [`ClusterHandle`] is what the rest of the harness holds.
@@ -7,17 +7,17 @@ mod etcd;
 mod handle;
 mod postgres;
 pub mod probe;
+mod provider;
 mod redis;
 mod sentinel;
 mod start;
-mod system;
 mod zookeeper;
 
 pub use handle::ClusterHandle;
 pub use postgres::connection_string as postgres_connection_string;
-pub use system::{System, UnknownSystem};
+pub use provider::cluster_of;
 
-use crate::docker::{ContainerSpec, Node};
+use crate::docker::{ContainerSpec, Node, Role};
 use futures::future::BoxFuture;
 
 /// Name of the master that the sentinels of `redis-sentinel` monitor.
@@ -25,7 +25,8 @@ pub const SENTINEL_MASTER_NAME: &str = "mymaster";
 
 /// One kind of cluster. Implementations only describe; `RunEnv::start_cluster` acts.
 pub trait Cluster: Send + Sync {
-    fn system(&self) -> System;
+    /// The role of the nodes that clients talk to (sentinels, not the Redis servers behind them).
+    fn client_role(&self) -> Role;
     /// Containers to start. Each inner list starts concurrently (quorum members wait for each
     /// other); a list starts when the one before it is up. `name` maps a short name such as
     /// `etcd-1` to the full container name (= host name on the run's network).

@@ -4,7 +4,7 @@
 //! (trust), database `postgres`.
 
 use super::probe::{host_endpoint, within};
-use super::{Cluster, System};
+use super::Cluster;
 use crate::docker::{ContainerSpec, Node, Readiness, Role};
 use futures::future::BoxFuture;
 
@@ -64,8 +64,8 @@ async fn select_one(node: &Node) -> Result<(), String> {
 }
 
 impl Cluster for Postgres {
-    fn system(&self) -> System {
-        System::Postgres
+    fn client_role(&self) -> Role {
+        Role::Database
     }
 
     fn waves(&self, _name: &dyn Fn(&str) -> String) -> Vec<Vec<ContainerSpec>> {

@@ -3,7 +3,7 @@
 //! back empty, which is the deployment Redlock's critics point at.
 
 use super::probe::redis_ping;
-use super::{Cluster, System};
+use super::Cluster;
 use crate::docker::{ContainerSpec, Node, Readiness, Role};
 use futures::future::BoxFuture;
 
@@ -47,12 +47,8 @@ pub(crate) fn server_spec(short: &str, extra: &[String]) -> ContainerSpec {
 }
 
 impl Cluster for Redis {
-    fn system(&self) -> System {
-        if self.masters == 1 {
-            System::Redis
-        } else {
-            System::Redlock
-        }
+    fn client_role(&self) -> Role {
+        Role::Master
     }
 
     fn waves(&self, _name: &dyn Fn(&str) -> String) -> Vec<Vec<ContainerSpec>> {

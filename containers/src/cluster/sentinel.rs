@@ -10,7 +10,7 @@
 
 use super::probe::{redis_connection, redis_ping, within};
 use super::redis::{server_spec, PORT};
-use super::{Cluster, System, SENTINEL_MASTER_NAME};
+use super::{Cluster, SENTINEL_MASTER_NAME};
 use crate::docker::{ContainerSpec, Node, Readiness, Role};
 use futures::future::BoxFuture;
 use std::collections::HashMap;
@@ -77,8 +77,8 @@ async fn master_name(sentinel: &Node) -> Result<String, String> {
 }
 
 impl Cluster for Sentinel {
-    fn system(&self) -> System {
-        System::RedisSentinel
+    fn client_role(&self) -> Role {
+        Role::Sentinel
     }
 
     fn waves(&self, name: &dyn Fn(&str) -> String) -> Vec<Vec<ContainerSpec>> {

@@ -1,20 +1,21 @@
 //! `RunEnv::start_cluster`: start every wave of a cluster's members concurrently, then poll the
 //! cluster with a real client until it is ready, failing fast when a member exits.
 
-use super::{ClusterHandle, System};
+use super::{cluster_of, ClusterHandle};
 use crate::docker::{DockerError, Node, RunEnv};
+use results::Provider;
 use std::time::{Duration, Instant};
 
 /// How long a cluster may take to become ready before start-up fails.
 pub const CLUSTER_READY_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl RunEnv {
-    /// Starts `system` on the run's network (members of each wave concurrently) and returns once
-    /// a real client says it is ready (etcd: 3 members and one leader; ZooKeeper: one leader and
-    /// two followers; Redis: PING; sentinel: the master with 2 replicas and 3 sentinels;
-    /// PostgreSQL: `SELECT 1`).
-    pub async fn start_cluster(&self, system: System) -> Result<ClusterHandle, DockerError> {
-        self.start_cluster_from(system, None).await
+    /// Starts `provider`'s servers on the run's network (members of each wave concurrently) and
+    /// returns once a real client says it is ready (etcd: 3 members and one leader; ZooKeeper: one
+    /// leader and two followers; Redis: PING; sentinel: the master with 2 replicas and 3
+    /// sentinels; PostgreSQL: `SELECT 1`). Memory has no servers and is refused.
+    pub async fn start_cluster(&self, provider: Provider) -> Result<ClusterHandle, DockerError> {
+        self.start_cluster_from(provider, None).await
     }
 
     /// As [`Self::start_cluster`], from another image than the run's node image (e.g. a node
@@ -23,39 +24,40 @@ impl RunEnv {
     /// upstream image with another layout will not start.
     pub async fn start_cluster_from(
         &self,
-        system: System,
+        provider: Provider,
         image: Option<&str>,
     ) -> Result<ClusterHandle, DockerError> {
-        self.start_members(system, image, None).await
+        self.start_members(provider, image, None).await
     }
 
     /// As [`Self::start_cluster`], every server under a fake clock kept in `<clocks>/<node>/`
-    /// (see [`crate::control::clock`]), for clock faults. etcd is refused: libfaketime cannot
-    /// reach Go programs.
+    /// (see [`crate::control::clock`]), for clock faults. A provider libfaketime cannot reach
+    /// (etcd) is refused with the reason its capabilities give.
     pub async fn start_cluster_with_fake_clocks(
         &self,
-        system: System,
+        provider: Provider,
         clocks: &std::path::Path,
     ) -> Result<ClusterHandle, DockerError> {
-        self.start_members(system, None, Some(clocks)).await
+        self.start_members(provider, None, Some(clocks)).await
     }
 
     async fn start_members(
         &self,
-        system: System,
+        provider: Provider,
         image: Option<&str>,
         clocks: Option<&std::path::Path>,
     ) -> Result<ClusterHandle, DockerError> {
         let started = Instant::now();
-        let cluster = system.cluster();
+        let cluster = cluster_of(provider).ok_or_else(|| {
+            let why = provider.no_servers_because().unwrap_or("has no cluster");
+            DockerError::Invalid(format!("{provider} {why}"))
+        })?;
         let mut nodes: Vec<Node> = Vec::new();
         let name = |short: &str| self.container_name(short);
-        if clocks.is_some() && system == System::Etcd {
-            return Err(DockerError::Invalid(
-                "clock faults cannot reach etcd: its servers are Go programs, which read the \
-                 clock through the vDSO, not libc, so libfaketime does not move it"
-                    .into(),
-            ));
+        if let (Some(_), Some(why)) = (clocks, provider.capabilities().no_fake_clock) {
+            return Err(DockerError::Invalid(format!(
+                "clock faults cannot act on {provider}: {why}"
+            )));
         }
         for wave in cluster.waves(&name) {
             let mut specs = Vec::new();
@@ -98,7 +100,7 @@ impl RunEnv {
             }
             if started.elapsed() > CLUSTER_READY_TIMEOUT {
                 return Err(DockerError::NotReady {
-                    container: format!("{system} cluster of run {}", self.run_id()),
+                    container: format!("{provider} cluster of run {}", self.run_id()),
                     waited: started.elapsed(),
                     condition: problem,
                     log: self.tails(&nodes).await,
@@ -107,7 +109,7 @@ impl RunEnv {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         Ok(ClusterHandle {
-            system,
+            provider,
             nodes,
             startup: started.elapsed(),
             cluster,

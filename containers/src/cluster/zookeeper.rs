@@ -9,7 +9,7 @@
 //! on two cores about a second sooner.
 
 use super::probe::four_letter;
-use super::{Cluster, System};
+use super::Cluster;
 use crate::docker::{ContainerSpec, Node, Readiness, Role};
 use futures::future::BoxFuture;
 
@@ -57,8 +57,8 @@ fn mode(srvr: &str) -> Option<&str> {
 }
 
 impl Cluster for Zookeeper {
-    fn system(&self) -> System {
-        System::Zookeeper
+    fn client_role(&self) -> Role {
+        Role::Member
     }
 
     fn waves(&self, name: &dyn Fn(&str) -> String) -> Vec<Vec<ContainerSpec>> {

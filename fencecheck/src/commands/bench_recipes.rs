@@ -5,12 +5,11 @@
 //! The machine is shared: compare figures, do not assert on them.
 
 use anyhow::Context;
-use containers::cluster::System;
 use containers::docker::{ContainerSpec, Readiness, Role, RunEnv};
 use harness::run::deploy::{worker_args, WORKER_PORT};
 use hdrhistogram::Histogram;
 use results::jsonl::HistoryWriter;
-use results::{OpType, RunClock};
+use results::{OpType, Provider, RunClock};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use workloads::config::{RawRecipeConfig, RecipeKind};
@@ -39,16 +38,9 @@ pub struct Args {
     pub ttl: Duration,
 }
 
-/// The cluster a recipe runs against.
-fn system_of(recipe: RecipeKind) -> Option<System> {
-    Some(match recipe {
-        RecipeKind::EtcdLease | RecipeKind::EtcdLock => System::Etcd,
-        RecipeKind::ZkLock => System::Zookeeper,
-        RecipeKind::RedisLock | RecipeKind::RedisLockDel => System::Redis,
-        RecipeKind::Redlock => System::Redlock,
-        RecipeKind::RedisSentinel => System::RedisSentinel,
-        RecipeKind::Memory => return None,
-    })
+/// The provider whose cluster a recipe runs against; none for one without servers (memory).
+fn provider_of(recipe: RecipeKind) -> Option<Provider> {
+    Some(recipe.provider()).filter(|p| p.no_servers_because().is_none())
 }
 
 /// One row of the table.
@@ -67,7 +59,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     anyhow::ensure!(args.workers > 0, "--workers must be at least 1");
     for r in &args.recipes {
         anyhow::ensure!(
-            system_of(*r).is_some(),
+            provider_of(*r).is_some(),
             "--recipes: {r} runs in-process only; nothing to measure"
         );
     }
@@ -99,7 +91,7 @@ async fn table(args: &Args, bin: &std::path::Path, rec: &Recorder) -> anyhow::Re
         "recipe", "workers", "cycles", "failed", "cycles/s", "p50 ms", "p99 ms"
     );
     for recipe in &args.recipes {
-        let Some(system) = system_of(*recipe) else {
+        let Some(provider) = provider_of(*recipe) else {
             continue;
         };
         let id = format!(
@@ -108,7 +100,7 @@ async fn table(args: &Args, bin: &std::path::Path, rec: &Recorder) -> anyhow::Re
             rand::random::<u16>()
         );
         let env = RunEnv::create(&id, None).await?;
-        let rows = measure(&env, system, *recipe, args, bin, rec).await;
+        let rows = measure(&env, provider, *recipe, args, bin, rec).await;
         env.teardown().await?;
         for row in rows.with_context(|| format!("recipe {recipe}"))? {
             println!(
@@ -128,13 +120,13 @@ async fn table(args: &Args, bin: &std::path::Path, rec: &Recorder) -> anyhow::Re
 
 async fn measure(
     env: &RunEnv,
-    system: System,
+    provider: Provider,
     recipe: RecipeKind,
     args: &Args,
     bin: &std::path::Path,
     rec: &Recorder,
 ) -> anyhow::Result<Vec<Row>> {
-    let cluster = env.start_cluster(system).await?;
+    let cluster = env.start_cluster(provider).await?;
     let mut sessions = vec![];
     for i in 0..args.workers {
         let name = format!("bench-{i}");

@@ -15,7 +15,7 @@ use anyhow::Context;
 use hdrhistogram::Histogram;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use results::RunClock;
+use results::{Provider, RunClock};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -24,7 +24,7 @@ use workloads::resource::{
     start_server, BackendKind, Endpoints, Mode, ResourceClient, WriteRequest,
 };
 
-use containers::cluster::{postgres_connection_string, System};
+use containers::cluster::postgres_connection_string;
 use containers::docker::RunEnv;
 
 /// Arguments of `fencecheck bench resource`.
@@ -107,13 +107,13 @@ async fn measure_all(env: &RunEnv, args: &Args) -> anyhow::Result<Vec<Figures>> 
             postgres_connections: 4,
             ..Endpoints::default()
         };
-        let system = match backend {
+        let provider = match backend {
             BackendKind::Register => None,
-            BackendKind::EtcdGuard => Some(System::Etcd),
-            BackendKind::Postgres => Some(System::Postgres),
-            BackendKind::RedisFenced => Some(System::Redis),
+            BackendKind::EtcdGuard => Some(Provider::Etcd),
+            BackendKind::Postgres => Some(Provider::Postgres),
+            BackendKind::RedisFenced => Some(Provider::Redis),
         };
-        let cluster = match system {
+        let cluster = match provider {
             Some(s) => Some(
                 env.start_cluster(s)
                     .await

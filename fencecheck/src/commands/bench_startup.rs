@@ -4,8 +4,8 @@
 //! the same engine, at the same moment, takes to start as many bare containers (`sleep`, same
 //! network, same published ports), i.e. what no cluster recipe can beat.
 
-use containers::cluster::System;
 use containers::docker::{ContainerSpec, RunEnv};
+use results::Provider;
 use std::time::{Duration, Instant};
 
 /// Arguments of `fencecheck bench startup`.
@@ -15,20 +15,21 @@ pub struct Args {
     #[arg(
         long,
         value_delimiter = ',',
+        value_parser = Provider::parse_with_servers,
         default_value = "etcd,zookeeper,redis,redlock,redis-sentinel,postgres"
     )]
-    pub systems: Vec<System>,
+    pub systems: Vec<Provider>,
     /// Starts per system.
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
 }
 
 /// The targets of the foundation issue (bare processes start in 0.7 s, 1 s and 15 ms).
-fn target(system: System) -> Option<Duration> {
+fn target(system: Provider) -> Option<Duration> {
     match system {
-        System::Etcd => Some(Duration::from_secs(3)),
-        System::Zookeeper => Some(Duration::from_secs(4)),
-        System::Redlock => Some(Duration::from_millis(1500)),
+        Provider::Etcd => Some(Duration::from_secs(3)),
+        Provider::Zookeeper => Some(Duration::from_secs(4)),
+        Provider::Redlock => Some(Duration::from_millis(1500)),
         _ => None,
     }
 }
@@ -59,7 +60,7 @@ async fn bench(args: Args) -> anyhow::Result<u8> {
             .unwrap_or_default();
         println!(
             "{:<16} {:>5} {:>8.2} s {:>8.2} s {:>8} {:>11.2} s",
-            system.name(),
+            system.as_str(),
             times.len(),
             median.as_secs_f64(),
             max.as_secs_f64(),
@@ -70,7 +71,7 @@ async fn bench(args: Args) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-type Row = (System, Vec<Duration>, Vec<Duration>);
+type Row = (Provider, Vec<Duration>, Vec<Duration>);
 
 async fn measure_all(env: &RunEnv, args: &Args) -> anyhow::Result<Vec<Row>> {
     let mut rows = Vec::new();

@@ -1,9 +1,10 @@
-//! `fencecheck cluster up <system>`: starts one cluster, prints its endpoints and keeps it up
+//! `fencecheck cluster up <provider>`: starts one cluster, prints its endpoints and keeps it up
 //! until Ctrl-C (which tears it down), for poking at a provider by hand while reproducing an
 //! incident.
 
-use containers::cluster::{ClusterHandle, System};
+use containers::cluster::ClusterHandle;
 use containers::docker::RunEnv;
+use results::Provider;
 use std::path::PathBuf;
 
 /// Arguments of `fencecheck cluster`.
@@ -24,8 +25,9 @@ pub enum Action {
 #[derive(Debug, clap::Args)]
 pub struct UpArgs {
     /// etcd, zookeeper, redis, redlock, redis-sentinel or postgres.
-    pub system: System,
-    /// Run id for labels and names (default: up-<system>-<random>).
+    #[arg(value_name = "PROVIDER", value_parser = Provider::parse_with_servers)]
+    pub provider: Provider,
+    /// Run id for labels and names (default: up-<provider>-<random>).
     #[arg(long = "run", value_name = "ID")]
     pub run: Option<String>,
     /// Write node logs to <DIR>/nodes/<container>.log.
@@ -42,10 +44,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 async fn cluster_up(args: UpArgs) -> anyhow::Result<u8> {
     let id = args
         .run
-        .unwrap_or_else(|| format!("up-{}-{:04x}", args.system, rand::random::<u16>()));
+        .unwrap_or_else(|| format!("up-{}-{:04x}", args.provider, rand::random::<u16>()));
     let env = RunEnv::create(&id, args.run_dir.as_deref()).await?;
-    println!("run {id}: starting {} ...", args.system);
-    let cluster = match env.start_cluster(args.system).await {
+    println!("run {id}: starting {} ...", args.provider);
+    let cluster = match env.start_cluster(args.provider).await {
         Ok(cluster) => cluster,
         Err(e) => {
             env.teardown().await?;
@@ -62,7 +64,7 @@ async fn cluster_up(args: UpArgs) -> anyhow::Result<u8> {
 async fn print_cluster(cluster: &ClusterHandle, id: &str) {
     println!(
         "{} ready in {:.2} s (network fc-{id})",
-        cluster.system,
+        cluster.provider,
         cluster.startup.as_secs_f64()
     );
     let leader = cluster.leader().await.ok().flatten().map(|n| n.name);

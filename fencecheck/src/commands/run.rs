@@ -15,14 +15,13 @@ fn one_of(names: impl IntoIterator<Item = &'static str>) -> PossibleValuesParser
     PossibleValuesParser::new(names)
 }
 
+/// Every provider with its short forms; one that is no lock service (postgres) is accepted but
+/// not listed, so that validation refuses it saying what it is.
 fn providers() -> PossibleValuesParser {
     PossibleValuesParser::new(Provider::ALL.map(|p| {
-        let value = PossibleValue::new(p.as_str());
-        match p {
-            Provider::Zookeeper => value.alias("zk"),
-            Provider::RedisSentinel => value.alias("sentinel"),
-            _ => value,
-        }
+        PossibleValue::new(p.as_str())
+            .aliases(p.aliases().iter().copied())
+            .hide(p.no_lock_because().is_some())
     }))
 }
 

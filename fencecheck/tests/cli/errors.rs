@@ -1,4 +1,5 @@
-//! Bad input exits 3 with a message that says what to do, never a panic: an unknown system, no
+//! Bad input exits 3 with a message that says what to do, never a panic: an unknown provider (or
+//! one that cannot serve there: memory has no cluster, postgres is no lock provider), no
 //! Docker engine (DOCKER_HOST at a dead socket), a failed image build. And the good path of
 //! `image build` (an image whose tag is present is reused, not rebuilt). Faults that cannot act
 //! on the provider, a missing shard and a bad `--shard` are refused the same way.
@@ -37,6 +38,16 @@ fn an_unknown_system_lists_the_valid_ones() {
     );
     let out = fencecheck(&["bench", "startup", "--systems", "etcd,mongo"], None);
     assert_exit_3(&out, &["mongo", "expected one of"]);
+    let out = fencecheck(&["cluster", "up", "memory"], None);
+    assert_exit_3(&out, &["memory", "harness's process"]);
+    let out = fencecheck(&["run", "--provider", "postgres"], None);
+    assert_exit_3(
+        &out,
+        &[
+            "postgres is a store for resources",
+            "etcd, zookeeper, redis, redlock, redis-sentinel, memory",
+        ],
+    );
 }
 
 #[test]

@@ -4,8 +4,8 @@
 //! removed by `fencecheck clean --run <id>`.
 
 use crate::support::infra::{assert_nothing_left, run_id};
-use containers::cluster::System;
 use containers::docker::{connect, list_run_containers, ContainerSpec, Readiness, Role, RunEnv};
+use results::Provider;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -16,7 +16,7 @@ async fn a_killed_etcd_leader_restarts_with_its_data_and_a_new_pid() {
     let id = run_id("restart");
     let env = RunEnv::create(&id, None).await.expect("env");
     let outcome = async {
-        let mut cluster = env.start_cluster(System::Etcd).await?;
+        let mut cluster = env.start_cluster(Provider::Etcd).await?;
         let mut client = etcd_client::Client::connect(cluster.endpoints(), None).await?;
         client.put("survives", "restart", None).await?;
         let leader = cluster.leader().await?.ok_or("no leader")?;
@@ -108,7 +108,7 @@ async fn dropping_the_environment_without_teardown_removes_everything() {
     let id = run_id("drop");
     {
         let env = RunEnv::create(&id, None).await.expect("env");
-        env.start_cluster(System::Redis).await.expect("redis");
+        env.start_cluster(Provider::Redis).await.expect("redis");
         // No teardown: an early `?` or a panic leaves the scope like this.
     }
     assert_nothing_left(&id).await;

@@ -3,25 +3,26 @@
 //! tears down, and asserts nothing labelled with its run id remains.
 
 use crate::support::infra::{assert_nothing_left, run_id};
-use containers::cluster::{ClusterHandle, System};
+use containers::cluster::ClusterHandle;
 use containers::docker::{Role, RunEnv};
+use results::Provider;
 
-/// Starts `system` in a fresh run, hands the cluster to `check`, always tears down, then asserts
+/// Starts `provider` in a fresh run, hands the cluster to `check`, always tears down, then asserts
 /// the run left nothing behind.
-async fn with_cluster<F, Fut>(system: System, check: F)
+async fn with_cluster<F, Fut>(provider: Provider, check: F)
 where
     F: FnOnce(ClusterHandle) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
-    let id = run_id(system.name());
+    let id = run_id(provider.as_str());
     let dir = tempfile::tempdir().expect("tempdir");
     let env = RunEnv::create(&id, Some(dir.path()))
         .await
         .expect("run env");
-    let started = env.start_cluster(system).await;
+    let started = env.start_cluster(provider).await;
     let outcome = match started {
         Ok(cluster) => {
-            eprintln!("{system} ready in {:?}", cluster.startup);
+            eprintln!("{provider} ready in {:?}", cluster.startup);
             let nodes = cluster.nodes.clone();
             let result = tokio::spawn(check(cluster)).await;
             for node in &nodes {
@@ -35,13 +36,13 @@ where
     env.teardown().await.expect("teardown");
     assert_nothing_left(&id).await;
     if let Err(e) = outcome {
-        panic!("{system}: {e}");
+        panic!("{provider}: {e}");
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn etcd_has_three_members_and_one_leader() {
-    with_cluster(System::Etcd, |cluster| async move {
+    with_cluster(Provider::Etcd, |cluster| async move {
         assert_eq!(cluster.nodes.len(), 3);
         let mut client = etcd_client::Client::connect(cluster.endpoints(), None)
             .await
@@ -60,7 +61,7 @@ async fn etcd_has_three_members_and_one_leader() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zookeeper_has_one_leader_and_two_followers() {
-    with_cluster(System::Zookeeper, |cluster| async move {
+    with_cluster(Provider::Zookeeper, |cluster| async move {
         assert_eq!(cluster.nodes.len(), 3);
         let mut modes = Vec::new();
         for endpoint in cluster.endpoints() {
@@ -93,7 +94,7 @@ async fn zookeeper_has_one_leader_and_two_followers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_single_master_answers() {
-    with_cluster(System::Redis, |cluster| async move {
+    with_cluster(Provider::Redis, |cluster| async move {
         assert_eq!(cluster.nodes.len(), 1);
         let client =
             redis::Client::open(format!("redis://{}/", cluster.endpoints()[0])).expect("url");
@@ -121,7 +122,7 @@ async fn redis_single_master_answers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redlock_has_five_independent_masters() {
-    with_cluster(System::Redlock, |cluster| async move {
+    with_cluster(Provider::Redlock, |cluster| async move {
         let endpoints = cluster.endpoints();
         assert_eq!(endpoints.len(), 5);
         let mut conns = Vec::new();
@@ -160,7 +161,7 @@ async fn redlock_has_five_independent_masters() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sentinel_reports_the_master_with_two_replicas() {
-    with_cluster(System::RedisSentinel, |cluster| async move {
+    with_cluster(Provider::RedisSentinel, |cluster| async move {
         assert_eq!(cluster.nodes.len(), 6);
         let master = cluster
             .nodes
@@ -203,7 +204,7 @@ async fn sentinel_reports_the_master_with_two_replicas() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_answers_a_query() {
-    with_cluster(System::Postgres, |cluster| async move {
+    with_cluster(Provider::Postgres, |cluster| async move {
         let node = &cluster.nodes[0];
         let config = containers::cluster::postgres_connection_string(node).expect("port");
         let (client, connection) = tokio_postgres::connect(&config, tokio_postgres::NoTls)

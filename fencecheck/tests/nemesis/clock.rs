@@ -4,8 +4,8 @@
 //! under a fake clock; etcd is refused, naming why.
 
 use crate::support::nemesis::fixture_with_fake_clocks;
-use containers::cluster::System;
 use nemesis::{ClockSetting, NodeControl};
+use results::Provider;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 fn redis_cli(container: &str, args: &[&str]) -> String {
@@ -38,7 +38,7 @@ fn redis_clock_offset(container: &str) -> f64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_jump_expires_a_redis_key_early_a_fast_clock_gains_and_the_heal_restores() {
-    let fx = fixture_with_fake_clocks(System::Redis, "clock").await;
+    let fx = fixture_with_fake_clocks(Provider::Redis, "clock").await;
     let r = fx.env.container_name("redis-1");
     tokio::task::block_in_place(|| {
         let before = redis_clock_offset(&r);
@@ -97,7 +97,7 @@ async fn a_jump_expires_a_redis_key_early_a_fast_clock_gains_and_the_heal_restor
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zookeeper_serves_under_a_fake_clock_and_etcd_is_refused() {
-    let fx = fixture_with_fake_clocks(System::Zookeeper, "zkclock").await;
+    let fx = fixture_with_fake_clocks(Provider::Zookeeper, "zkclock").await;
     let leader = fx.handle().leader().await.expect("leader query");
     assert!(
         leader.is_some(),
@@ -128,7 +128,7 @@ async fn zookeeper_serves_under_a_fake_clock_and_etcd_is_refused() {
         .expect("run env");
     let dir = std::env::temp_dir().join(&id);
     let e = env
-        .start_cluster_with_fake_clocks(System::Etcd, &dir)
+        .start_cluster_with_fake_clocks(Provider::Etcd, &dir)
         .await
         .expect_err("etcd under a fake clock is refused");
     assert!(e.to_string().contains("Go programs"), "{e}");

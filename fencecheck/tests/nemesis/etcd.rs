@@ -4,10 +4,10 @@
 //! left stopped or cut.
 
 use crate::support::nemesis::{first_targets, fixture, plan, states, wait_for_events};
-use containers::cluster::System;
 use containers::docker::{ContainerSpec, Role};
 use etcd_client::{Client, ConnectOptions, GetOptions, LockOptions};
 use nemesis::Nemesis;
+use results::Provider;
 use std::time::{Duration, Instant};
 
 async fn client(port: Option<u16>, timeout: Duration) -> Client {
@@ -48,7 +48,7 @@ async fn a_paused_holders_lease_expires_and_another_client_acquires() {
     };
     // The worker needs the members' in-network addresses, known only once the cluster is up:
     // start the fixture with no extra container, then add the worker to it.
-    let mut fx = fixture(System::Etcd, "pause", vec![]).await;
+    let mut fx = fixture(Provider::Etcd, "pause", vec![]).await;
     let endpoints = fx.handle().network_endpoints().join(",");
     let worker = fx
         .env
@@ -83,7 +83,7 @@ async fn a_paused_holders_lease_expires_and_another_client_acquires() {
     );
 
     let nemesis = Nemesis::new(&fx.control, &fx.topology, &fx.history, fx.clock);
-    let plan = plan("etcd", "- at 0s start pause-holder for 6s\n");
+    let plan = plan(Provider::Etcd, "- at 0s start pause-holder for 6s\n");
     let check = async {
         wait_for_events(&fx, 1).await;
         let st = states(&fx, &worker.name).await;
@@ -122,9 +122,9 @@ async fn a_paused_holders_lease_expires_and_another_client_acquires() {
 
 #[tokio::test]
 async fn isolate_leader_stops_linearizable_reads_on_the_old_leader_while_the_majority_elects() {
-    let fx = fixture(System::Etcd, "isolate", vec![]).await;
+    let fx = fixture(Provider::Etcd, "isolate", vec![]).await;
     let nemesis = Nemesis::new(&fx.control, &fx.topology, &fx.history, fx.clock);
-    let plan = plan("etcd", "- at 0s start isolate-leader for 10s\n");
+    let plan = plan(Provider::Etcd, "- at 0s start isolate-leader for 10s\n");
     let check = async {
         let old = first_targets(&fx).await.remove(0);
         let old_port = fx.node(&old).client_port;
@@ -189,7 +189,7 @@ async fn isolate_leader_stops_linearizable_reads_on_the_old_leader_while_the_maj
 
 #[tokio::test]
 async fn a_killed_member_restarts_with_its_data_and_rejoins() {
-    let fx = fixture(System::Etcd, "kill", vec![]).await;
+    let fx = fixture(Provider::Etcd, "kill", vec![]).await;
     let victim = fx.node("etcd-1");
     let (victim_id, _) = status(victim.client_port).await.expect("status");
     let mut before = client(fx.node("etcd-2").client_port, Duration::from_secs(2)).await;
@@ -197,7 +197,7 @@ async fn a_killed_member_restarts_with_its_data_and_rejoins() {
 
     let nemesis = Nemesis::new(&fx.control, &fx.topology, &fx.history, fx.clock);
     // pick 0 of the sorted node names is etcd-1.
-    let plan = plan("etcd", "- at 0s start kill-node for 3s pick 0\n");
+    let plan = plan(Provider::Etcd, "- at 0s start kill-node for 3s pick 0\n");
     let check = async {
         tokio::time::sleep(Duration::from_millis(1500)).await;
         let info = fx

@@ -4,21 +4,21 @@
 //! Checked from `/proc` and `iptables -S`, not trusted.
 
 use crate::support::nemesis::{fixture, plan, states, wait_for_events};
-use containers::cluster::System;
 use containers::control::{audit, iptables, DockerControl, DockerRestart};
 use nemesis::{Grudge, Nemesis, NodeControl, Signal, Topology};
+use results::Provider;
 use std::sync::Arc;
 use std::time::Duration;
 
 #[tokio::test]
 async fn a_cancelled_run_and_a_dropped_control_both_leave_nothing_hurt() {
-    let fx = fixture(System::Etcd, "heal", vec![]).await;
+    let fx = fixture(Provider::Etcd, "heal", vec![]).await;
     let names: Vec<String> = fx.handle().nodes.iter().map(|n| n.name.clone()).collect();
 
     // 1. Cancelled mid-fault: a paused node and a partition at once.
     let nemesis = Nemesis::new(&fx.control, &fx.topology, &fx.history, fx.clock);
     let plan = plan(
-        "etcd",
+        Provider::Etcd,
         "- at 0s pause-node for 30s pick 1\n- at 0s majorities-ring for 30s\n",
     );
     let during = async {

@@ -3,9 +3,9 @@
 //! back. Round trips are timed inside the worker's container (`redis-cli` per PING), medians of 9.
 
 use crate::support::nemesis::fixture;
-use containers::cluster::System;
 use containers::docker::{ContainerSpec, Role};
 use nemesis::LinkShaping;
+use results::Provider;
 
 /// Median round trip (ms) of `redis-cli PING` from `from` to `host:port`, timed in `from`.
 fn median_ping_ms(from: &str, host: &str, port: u16) -> f64 {
@@ -29,7 +29,7 @@ fn median_ping_ms(from: &str, host: &str, port: u16) -> f64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_proxy_adds_the_delay_it_is_told_to_and_nothing_after_the_heal() {
     let worker = ContainerSpec::new("worker-1", ["sleep", "600"]).role(Role::Worker);
-    let fx = fixture(System::Redis, "links", vec![worker]).await;
+    let fx = fixture(Provider::Redis, "links", vec![worker]).await;
     let links = harness::run::links::start(
         &fx.env,
         &fx.handle(),

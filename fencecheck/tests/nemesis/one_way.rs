@@ -4,9 +4,9 @@
 //! containers, on the run's network; the heal leaves no rule behind.
 
 use crate::support::nemesis::fixture;
-use containers::cluster::System;
 use containers::docker::{ContainerSpec, Role};
 use nemesis::{Grudge, NodeControl};
+use results::Provider;
 
 /// Sends one datagram from `from` to `to` and says whether `to` received it.
 fn datagram_arrives(from: &str, to: &str, port: u16) -> bool {
@@ -45,7 +45,7 @@ fn datagram_arrives(from: &str, to: &str, port: u16) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_inbound_cut_drops_what_arrives_and_lets_what_leaves_through() {
     let worker = ContainerSpec::new("worker-1", ["sleep", "600"]).role(Role::Worker);
-    let fx = fixture(System::Redis, "oneway", vec![worker]).await;
+    let fx = fixture(Provider::Redis, "oneway", vec![worker]).await;
     let (w, r) = (
         fx.env.container_name("worker-1"),
         fx.env.container_name("redis-1"),

@@ -4,9 +4,9 @@
 //! inside the containers (`nc -z`), and the heal leaves no rule behind.
 
 use crate::support::nemesis::{fixture, plan, reaches, wait_for_events};
-use containers::cluster::System;
 use containers::docker::{ContainerSpec, Readiness, Role};
 use nemesis::Nemesis;
+use results::Provider;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn isolate_worker_keeps_the_resource_and_isolate_resource_cuts_it_from_everyone() {
@@ -18,7 +18,7 @@ async fn isolate_worker_keeps_the_resource_and_isolate_resource_cuts_it_from_eve
     )
     .role(Role::Resource)
     .ready(Readiness::Listening(6379));
-    let fx = fixture(System::Etcd, "cut", vec![worker, resource]).await;
+    let fx = fixture(Provider::Etcd, "cut", vec![worker, resource]).await;
     let name = |short: &str| fx.env.container_name(short);
     let (w, r, e1) = (name("worker-1"), name("resource"), name("etcd-1"));
     tokio::task::block_in_place(|| {
@@ -30,7 +30,7 @@ async fn isolate_worker_keeps_the_resource_and_isolate_resource_cuts_it_from_eve
 
     let nemesis = Nemesis::new(&fx.control, &fx.topology, &fx.history, fx.clock);
     let plan = plan(
-        "etcd",
+        Provider::Etcd,
         "- at 0s isolate-worker for 5s\n- at 7s isolate-resource for 5s\n",
     );
     let check = async {

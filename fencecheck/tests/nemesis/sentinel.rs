@@ -3,9 +3,9 @@
 //! running again, demoted to a replica, with nothing left stopped.
 
 use crate::support::nemesis::{fixture, plan};
-use containers::cluster::System;
 use containers::docker::Role;
 use nemesis::Nemesis;
+use results::Provider;
 use std::time::{Duration, Instant};
 
 async fn query(port: Option<u16>, cmd: redis::Cmd) -> Option<redis::Value> {
@@ -34,7 +34,7 @@ async fn master_by_sentinel(port: Option<u16>) -> Option<String> {
 
 #[tokio::test]
 async fn failover_promotes_a_replica() {
-    let fx = fixture(System::RedisSentinel, "failover", vec![]).await;
+    let fx = fixture(Provider::RedisSentinel, "failover", vec![]).await;
     let sentinel = fx
         .handle()
         .nodes
@@ -45,7 +45,7 @@ async fn failover_promotes_a_replica() {
         .await
         .expect("sentinel names a master");
     let nemesis = Nemesis::new(&fx.control, &fx.topology, &fx.history, fx.clock);
-    let plan = plan("redis-sentinel", "- at 0s start failover for 12s\n");
+    let plan = plan(Provider::RedisSentinel, "- at 0s start failover for 12s\n");
     let check = async {
         let start = Instant::now();
         loop {

@@ -2,8 +2,8 @@
 //! quorum), the majority keeps a leader and a follower, and after the heal nothing is left cut.
 
 use crate::support::nemesis::{first_targets, fixture, plan};
-use containers::cluster::System;
 use nemesis::Nemesis;
+use results::Provider;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -31,9 +31,9 @@ fn mode(srvr: &str) -> Option<&str> {
 
 #[tokio::test]
 async fn halves_leave_the_minority_without_a_quorum() {
-    let fx = fixture(System::Zookeeper, "halves", vec![]).await;
+    let fx = fixture(Provider::Zookeeper, "halves", vec![]).await;
     let nemesis = Nemesis::new(&fx.control, &fx.topology, &fx.history, fx.clock);
-    let plan = plan("zookeeper", "- at 0s start halves for 14s\n");
+    let plan = plan(Provider::Zookeeper, "- at 0s start halves for 14s\n");
     let check = async {
         let minority = first_targets(&fx).await;
         assert_eq!(minority.len(), 1, "3 nodes split 1 / 2");

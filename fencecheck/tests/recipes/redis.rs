@@ -5,19 +5,24 @@
 //! `redis-lock-del`). Contention runs `FENCECHECK_CONTENTION_SECS` seconds (default 10).
 
 use crate::support::recipes::must_show;
-use containers::cluster::System;
+use results::Provider;
 use std::time::Duration;
 use workloads::config::RecipeKind;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_lock_excludes_fences_and_survives_a_pause_past_the_ttl() {
-    must_show(System::Redis, RecipeKind::RedisLock, Duration::from_secs(2)).await;
+    must_show(
+        Provider::Redis,
+        RecipeKind::RedisLock,
+        Duration::from_secs(2),
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_lock_del_excludes_fences_and_survives_a_pause_past_the_ttl() {
     must_show(
-        System::Redis,
+        Provider::Redis,
         RecipeKind::RedisLockDel,
         Duration::from_secs(2),
     )

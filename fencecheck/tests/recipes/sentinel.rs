@@ -5,14 +5,14 @@
 //! `redis-lock-del`). Contention runs `FENCECHECK_CONTENTION_SECS` seconds (default 10).
 
 use crate::support::recipes::{must_show, with_bed};
-use containers::cluster::System;
+use results::Provider;
 use std::time::Duration;
 use workloads::config::RecipeKind;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_sentinel_excludes_fences_and_survives_a_pause_past_the_ttl() {
     must_show(
-        System::RedisSentinel,
+        Provider::RedisSentinel,
         RecipeKind::RedisSentinel,
         Duration::from_secs(2),
     )
@@ -36,7 +36,7 @@ async fn redis_sentinel_rediscovers_the_master_after_a_failover() {
     use results::OpType;
     use workloads::driver::Session;
     with_bed(
-        System::RedisSentinel,
+        Provider::RedisSentinel,
         RecipeKind::RedisSentinel,
         Duration::from_secs(2),
         |bed| async move {

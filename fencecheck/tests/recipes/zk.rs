@@ -5,14 +5,14 @@
 //! `redis-lock-del`). Contention runs `FENCECHECK_CONTENTION_SECS` seconds (default 10).
 
 use crate::support::recipes::must_show;
-use containers::cluster::System;
+use results::Provider;
 use std::time::Duration;
 use workloads::config::RecipeKind;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zk_lock_excludes_fences_and_survives_a_pause_past_the_ttl() {
     must_show(
-        System::Zookeeper,
+        Provider::Zookeeper,
         RecipeKind::ZkLock,
         Duration::from_secs(2),
     )

@@ -4,10 +4,11 @@
 
 #![allow(dead_code)]
 
-use containers::cluster::{ClusterHandle, System};
+use containers::cluster::ClusterHandle;
 use containers::control::{audit, topology, ClusterRestart, DockerControl, RunTopology};
 use containers::docker::{list_run_containers, ContainerSpec, Node, RunEnv};
 use results::jsonl::{HistoryWriter, JsonlReader};
+use results::Provider;
 use results::{Event, RunClock};
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -31,26 +32,26 @@ fn run_id(tag: &str) -> String {
     format!("t-nemesis-{tag}-{:x}{:x}", std::process::id(), nanos)
 }
 
-/// Starts `system` and the extra containers (workers named in `workers`) for one test.
-pub async fn fixture(system: System, tag: &str, extra: Vec<ContainerSpec>) -> Fixture {
-    start(system, tag, extra, false).await
+/// Starts `provider` and the extra containers (workers named in `workers`) for one test.
+pub async fn fixture(provider: Provider, tag: &str, extra: Vec<ContainerSpec>) -> Fixture {
+    start(provider, tag, extra, false).await
 }
 
 /// As [`fixture`], the cluster's servers under fake clocks that the control can move.
-pub async fn fixture_with_fake_clocks(system: System, tag: &str) -> Fixture {
-    start(system, tag, vec![], true).await
+pub async fn fixture_with_fake_clocks(provider: Provider, tag: &str) -> Fixture {
+    start(provider, tag, vec![], true).await
 }
 
-async fn start(system: System, tag: &str, extra: Vec<ContainerSpec>, faked: bool) -> Fixture {
+async fn start(provider: Provider, tag: &str, extra: Vec<ContainerSpec>, faked: bool) -> Fixture {
     let id = run_id(tag);
     let dir = std::env::temp_dir().join(&id);
     std::fs::create_dir_all(&dir).expect("temp dir");
     let env = Arc::new(RunEnv::create(&id, None).await.expect("run env"));
     let clocks = dir.join("clocks");
     let cluster = if faked {
-        env.start_cluster_with_fake_clocks(system, &clocks).await
+        env.start_cluster_with_fake_clocks(provider, &clocks).await
     } else {
-        env.start_cluster(system).await
+        env.start_cluster(provider).await
     }
     .expect("cluster starts");
     let mut others = Vec::new();
@@ -133,12 +134,12 @@ impl Fixture {
     }
 }
 
-/// The plan of a one-line timeline, checked against `system`.
-pub fn plan(system: &str, yaml: &str) -> nemesis::Plan {
+/// The plan of a one-line timeline, checked against `provider`.
+pub fn plan(provider: Provider, yaml: &str) -> nemesis::Plan {
     nemesis::Schedule::from_yaml(yaml)
         .expect("yaml")
         .validate(&nemesis::Context {
-            system: system.into(),
+            capabilities: provider.capabilities(),
             ttl: std::time::Duration::from_secs(2),
             time_limit: None,
         })

@@ -6,13 +6,14 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly
 
 use checkers::fold::{falling_tokens, hold_spans, overlaps};
-use containers::cluster::{ClusterHandle, System};
+use containers::cluster::ClusterHandle;
 use containers::docker::{
     list_run_containers, list_run_networks, ContainerSpec, Node, Readiness, Role, RunEnv,
 };
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use results::jsonl::{HistoryWriter, JsonlReader};
+use results::Provider;
 use results::{Event, OpResult, OpType, Process, ResourceEntry, RunClock, F};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -50,9 +51,9 @@ impl Bed {
         ProcessIds::of_worker(1000 + k, 1_000_000)
     }
 
-    /// Starts `system`, a register resource (strict, or `none` for tokenless recipes), and
+    /// Starts `provider`, a register resource (strict, or `none` for tokenless recipes), and
     /// nothing else yet.
-    pub async fn start(system: System, recipe: RecipeKind, ttl: Duration) -> Bed {
+    pub async fn start(provider: Provider, recipe: RecipeKind, ttl: Duration) -> Bed {
         let id = format!(
             "t-workloads-{}-{:08x}",
             recipe.as_str(),
@@ -62,7 +63,7 @@ impl Bed {
         let env = RunEnv::create(&id, Some(dir.path()))
             .await
             .expect("run env");
-        let cluster = env.start_cluster(system).await.expect("cluster");
+        let cluster = env.start_cluster(provider).await.expect("cluster");
         let clock = RunClock::start();
         let bin = env!("CARGO_BIN_EXE_fencecheck");
         let resource = env
@@ -179,12 +180,12 @@ fn read<T: serde::de::DeserializeOwned>(path: &std::path::Path) -> Vec<T> {
 }
 
 /// Runs `scenario` on a fresh bed and always tears it down, then re-raises its panic.
-pub async fn with_bed<F, Fut>(system: System, recipe: RecipeKind, ttl: Duration, scenario: F)
+pub async fn with_bed<F, Fut>(provider: Provider, recipe: RecipeKind, ttl: Duration, scenario: F)
 where
     F: FnOnce(Arc<Bed>) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
-    let bed = Arc::new(Bed::start(system, recipe, ttl).await);
+    let bed = Arc::new(Bed::start(provider, recipe, ttl).await);
     let outcome = tokio::spawn(scenario(bed.clone())).await;
     let bed = Arc::into_inner(bed).expect("the scenario keeps no reference to the bed");
     bed.finish().await;
@@ -426,8 +427,8 @@ pub fn contention_secs() -> u64 {
 /// tokens, strictly increase); a worker SIGSTOPped past the ttl loses the lock, and on SIGCONT
 /// `stop` records lease-lost before any write while `continue` sends it; its stale release is
 /// rejected (accepted only by `redis-lock-del`).
-pub async fn must_show(system: System, recipe: RecipeKind, ttl: Duration) {
-    with_bed(system, recipe, ttl, |bed| async move {
+pub async fn must_show(provider: Provider, recipe: RecipeKind, ttl: Duration) {
+    with_bed(provider, recipe, ttl, |bed| async move {
         contention(&bed, 5, contention_secs()).await;
         for discipline in ["stop", "continue"] {
             let outcome = pause_past_ttl(&bed, discipline, &format!("paused-{discipline}")).await;

@@ -59,7 +59,7 @@ pub fn shipped_adapter(name: &str) -> Option<ShippedAdapter> {
     // A broken adapter.yaml is caught by the test below, before it ships.
     let raw: RawAdapter = serde_saphyr::from_str(text).ok()?;
     Some(ShippedAdapter {
-        provider: Provider::parse(&raw.provider)?,
+        provider: Provider::parse_lock(&raw.provider).ok()?,
         token: (raw.token != "none").then_some(raw.token),
         name: raw.name,
         command: raw.command,
@@ -123,11 +123,12 @@ impl LockClient {
     }
 
     /// The recipe whose rules the timing follows: the recipe itself, or for an adapter its
-    /// provider's default recipe (etcd leases are whole seconds for every etcd client).
-    pub fn rules(&self) -> RecipeKind {
+    /// provider's default recipe (etcd leases are whole seconds for every etcd client); none for
+    /// an adapter of a provider that is no lock service.
+    pub fn rules(&self) -> Option<RecipeKind> {
         match self {
-            LockClient::Recipe(r) => *r,
-            LockClient::Adapter(a) => a.provider.default_recipe(),
+            LockClient::Recipe(r) => Some(*r),
+            LockClient::Adapter(a) => RecipeKind::default_for(a.provider),
         }
     }
 

@@ -53,12 +53,7 @@ impl Replayed {
 
 /// The test plan of `scenario` on `provider`: what the resource, the check and the workers see.
 pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan> {
-    let p = Provider::parse(provider).with_context(|| {
-        format!(
-            "unknown provider {provider:?}; use one of {}",
-            Provider::names()
-        )
-    })?;
+    let p = Provider::parse_lock(provider)?;
     anyhow::ensure!(
         p != Provider::Memory,
         "replay runs against real providers; memory has no containers to pause"
@@ -95,12 +90,9 @@ pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan>
             }
         )
     });
-    let caps = nemesis::Capabilities::for_system(plan.provider.as_str())?;
-    if plan.fake_clocks && !caps.fake_clock {
+    if let (true, Some(why)) = (plan.fake_clocks, plan.provider.capabilities().no_fake_clock) {
         anyhow::bail!(
-            "scenario {} on {provider}: clock-jump cannot reach {provider}: its servers are Go \
-             programs, which read the clock through the vDSO, not libc, so libfaketime does not \
-             move it",
+            "scenario {} on {provider}: clock-jump cannot act on {provider}: {why}",
             scenario.name
         );
     }

@@ -170,7 +170,7 @@ impl Stage<'_> {
         let node = cluster
             .leader()
             .await?
-            .ok_or_else(|| format!("{} names no {n} right now", cluster.system))?;
+            .ok_or_else(|| format!("{} names no {n} right now", cluster.provider))?;
         Ok(containers::control::topology::short_name(
             &self.site.env,
             &node.name,

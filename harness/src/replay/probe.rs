@@ -15,27 +15,30 @@
 //! Client adapters report their leases in these forms (docs/adapters.md).
 
 use containers::cluster::probe::{redis_connection, within};
-use containers::cluster::{ClusterHandle, System};
+use containers::cluster::ClusterHandle;
 use containers::docker::Node;
+use results::Provider;
 use std::time::{Duration, Instant};
 
 /// Whether one acquisition (`lease`, of `lock`) is over as the provider sees it now.
 pub async fn expired(cluster: &ClusterHandle, lock: &str, lease: &str) -> Result<bool, String> {
-    match cluster.system {
-        System::Etcd => etcd_expired(cluster, lease).await,
-        System::Zookeeper => zk_expired(cluster, lease).await,
-        System::Redis | System::Redlock => {
+    match cluster.provider {
+        Provider::Etcd => etcd_expired(cluster, lease).await,
+        Provider::Zookeeper => zk_expired(cluster, lease).await,
+        Provider::Redis | Provider::Redlock => {
             let masters: Vec<_> = cluster.client_nodes().cloned().collect();
             redis_expired(&masters, lock, lease).await
         }
-        System::RedisSentinel => {
+        Provider::RedisSentinel => {
             let master = cluster
                 .leader()
                 .await?
                 .ok_or("the sentinels name no master right now")?;
             redis_expired(&[master], lock, lease).await
         }
-        System::Postgres => Err("postgres is no lock service".into()),
+        Provider::Postgres | Provider::Memory => {
+            Err(format!("{} holds no leases to probe", cluster.provider))
+        }
     }
 }
 
@@ -56,7 +59,7 @@ pub async fn wait_expired(
         if start.elapsed() >= limit {
             return Err(format!(
                 "lease {lease} was not expired after {limit:?} (last answer from {}: {last})",
-                cluster.system
+                cluster.provider
             ));
         }
         tokio::time::sleep(Duration::from_millis(50)).await;

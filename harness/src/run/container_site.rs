@@ -93,7 +93,7 @@ impl ContainerSite {
         let (lock, stores) = deploy::start_clusters(env, plan).await?;
         log.line(&format!(
             "cluster {} up: {:?}",
-            lock.system,
+            lock.provider,
             lock.endpoints()
         ));
         let clock = RunClock::start();

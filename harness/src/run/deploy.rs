@@ -5,7 +5,7 @@
 use crate::config::clients::CLIENT_DIR_IN_CONTAINER;
 use crate::config::{CounterStore, Provider, ResourceKind, TestPlan, Workload};
 use anyhow::Context;
-use containers::cluster::{ClusterHandle, System};
+use containers::cluster::ClusterHandle;
 use containers::docker::{ContainerSpec, Node, Readiness, Role, RunEnv};
 use std::path::Path;
 use std::sync::{Arc, RwLock};
@@ -29,18 +29,6 @@ pub struct Deployment {
     /// The fenced resource; none for the counter workload, which writes to its store directly.
     pub resource: Option<Node>,
     pub workers: Vec<Node>,
-}
-
-/// The cluster a provider needs.
-pub fn system_of(provider: Provider) -> Option<System> {
-    match provider {
-        Provider::Memory => None,
-        Provider::Etcd => Some(System::Etcd),
-        Provider::Zookeeper => Some(System::Zookeeper),
-        Provider::Redis => Some(System::Redis),
-        Provider::Redlock => Some(System::Redlock),
-        Provider::RedisSentinel => Some(System::RedisSentinel),
-    }
 }
 
 /// A test name made safe as a Docker run id (the stale sweep at start uses it: re-running a test
@@ -68,7 +56,7 @@ pub async fn start_clusters(
     env: &RunEnv,
     plan: &TestPlan,
 ) -> anyhow::Result<(ClusterHandle, Vec<ClusterHandle>)> {
-    let system = system_of(plan.provider).context("the memory provider starts no cluster")?;
+    let system = plan.provider;
     let mut stores = Vec::new();
     let (resource, counter) = match plan.workload {
         Workload::FencedWrite => (Some(plan.resource), None),
@@ -78,12 +66,12 @@ pub async fn start_clusters(
         resource == Some(ResourceKind::Postgres) || counter == Some(CounterStore::Postgres);
     let needs_redis = (resource == Some(ResourceKind::RedisFenced)
         || counter == Some(CounterStore::Redis))
-        && system != System::Redis;
+        && system != Provider::Redis;
     if needs_postgres {
-        stores.push(System::Postgres);
+        stores.push(Provider::Postgres);
     }
     if needs_redis {
-        stores.push(System::Redis);
+        stores.push(Provider::Redis);
     }
     let clocks = fake_clock_root(env, plan);
     let lock = async {
@@ -115,11 +103,11 @@ pub fn fake_clock_root(env: &RunEnv, plan: &TestPlan) -> Option<std::path::PathB
 fn store<'a>(
     lock: &'a ClusterHandle,
     stores: &'a [ClusterHandle],
-    system: System,
+    system: Provider,
 ) -> Option<&'a ClusterHandle> {
     std::iter::once(lock)
         .chain(stores)
-        .find(|c| c.system == system)
+        .find(|c| c.provider == system)
 }
 
 /// The resource server's flags for the plan's resource.
@@ -146,13 +134,13 @@ fn resource_args(
             args.push(format!("--etcd={}", lock.network_endpoints().join(",")))
         }
         BackendKind::Postgres => {
-            let pg = store(lock, stores, System::Postgres).context("no PostgreSQL started")?;
+            let pg = store(lock, stores, Provider::Postgres).context("no PostgreSQL started")?;
             let node = pg.nodes.first().context("PostgreSQL has no node")?;
             let host = node.address.split(':').next().unwrap_or_default();
             args.push(format!("--postgres=host={host} port=5432 user=postgres"));
         }
         BackendKind::RedisFenced => {
-            let r = store(lock, stores, System::Redis).context("no Redis started")?;
+            let r = store(lock, stores, Provider::Redis).context("no Redis started")?;
             let ep = r
                 .network_endpoints()
                 .into_iter()
@@ -202,14 +190,14 @@ fn counter_target(
     };
     Ok(Some(match store_kind {
         CounterStore::Postgres => {
-            let pg = store(lock, stores, System::Postgres).context("no PostgreSQL started")?;
+            let pg = store(lock, stores, Provider::Postgres).context("no PostgreSQL started")?;
             let node = pg.nodes.first().context("PostgreSQL has no node")?;
             let host = node.address.split(':').next().unwrap_or_default();
             format!("host={host} port=5432 user=postgres")
         }
         CounterStore::EtcdGuard => "etcd-guard".to_string(),
         CounterStore::Redis => {
-            let r = store(lock, stores, System::Redis).context("no Redis started")?;
+            let r = store(lock, stores, Provider::Redis).context("no Redis started")?;
             let ep = r
                 .network_endpoints()
                 .into_iter()

@@ -1,18 +1,18 @@
 //! The closed sets of names a test is made of, one enum and one list of names each: the lock
-//! service ([`Provider`]), the recipe ([`RecipeKind`], which knows its provider and whether it
-//! hands out a fence token), the protected resource ([`ResourceKind`]) and the counter
-//! workload's store ([`CounterStore`]). Validation parses names into these once; nothing
+//! service ([`Provider`], the data model's table of systems, beside the sets that name it), the
+//! recipe ([`RecipeKind`], which knows its provider and whether it hands out a fence token, and
+//! is the default of each lock provider), the protected resource ([`ResourceKind`]) and the
+//! counter workload's store ([`CounterStore`]). Validation parses names into these once; nothing
 //! downstream compares strings again.
 
 mod counter_store;
-mod provider;
 mod recipe;
 mod resource;
 
 pub use counter_store::CounterStore;
-pub use provider::Provider;
 pub use recipe::RecipeKind;
 pub use resource::ResourceKind;
+pub use results::Provider;
 
 /// A name that is not one of its set's; the message lists the set.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,5 +1,6 @@
 //! The shipped lock recipes (fencecheck's own textbook baselines): each name, the provider it
-//! runs on, and whether its acquisitions carry a fence token.
+//! runs on, whether its acquisitions carry a fence token, and which one a test runs when it
+//! names only a provider.
 
 use super::{find, Provider, UnknownName};
 use std::fmt;
@@ -64,6 +65,20 @@ impl RecipeKind {
     pub fn is_etcd(self) -> bool {
         self.provider() == Provider::Etcd
     }
+
+    /// The recipe a test runs when it names only its provider; none for a provider that is no
+    /// lock service (postgres).
+    pub fn default_for(provider: Provider) -> Option<RecipeKind> {
+        Some(match provider {
+            Provider::Etcd => RecipeKind::EtcdLease,
+            Provider::Zookeeper => RecipeKind::ZkLock,
+            Provider::Redis => RecipeKind::RedisLock,
+            Provider::Redlock => RecipeKind::Redlock,
+            Provider::RedisSentinel => RecipeKind::RedisSentinel,
+            Provider::Memory => RecipeKind::Memory,
+            Provider::Postgres => return None,
+        })
+    }
 }
 
 impl fmt::Display for RecipeKind {
@@ -76,5 +91,20 @@ impl FromStr for RecipeKind {
     type Err = UnknownName;
     fn from_str(s: &str) -> Result<Self, UnknownName> {
         find("recipe", s, &RecipeKind::ALL, RecipeKind::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_lock_provider_has_a_default_recipe_that_runs_on_it() {
+        for p in Provider::ALL {
+            match RecipeKind::default_for(p) {
+                Some(r) => assert_eq!(r.provider(), p),
+                None => assert!(p.no_lock_because().is_some(), "{p} has no recipe"),
+            }
+        }
     }
 }

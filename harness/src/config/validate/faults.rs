@@ -8,7 +8,7 @@ use super::{err, ConfigError};
 use crate::config::duration::Dur;
 use crate::config::plan::{Faults, Provider, Workload};
 use crate::config::raw::RawTest;
-use nemesis::{Capabilities, Context, FaultKind, Generator, Plan};
+use nemesis::{Context, FaultKind, Generator, Plan};
 
 pub fn faults(
     raw: &RawTest,
@@ -31,7 +31,7 @@ pub fn faults(
         ));
     }
     let ctx = Context {
-        system: provider.as_str().to_string(),
+        capabilities: provider.capabilities(),
         ttl: timing.ttl.get(),
         time_limit: Some(timing.time_limit.get()),
     };
@@ -105,8 +105,7 @@ fn kinds(named: &[&String], provider: Provider) -> Result<Vec<FaultKind>, Config
     if named.is_empty() {
         return Ok(Vec::new());
     }
-    let caps =
-        Capabilities::for_system(provider.as_str()).map_err(|e| err("provider", e.to_string()))?;
+    let caps = provider.capabilities();
     named
         .iter()
         .map(|f| {

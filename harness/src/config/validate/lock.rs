@@ -12,12 +12,7 @@ use crate::config::raw::RawTest;
 /// The provider and the lock client; with neither, the default test's (etcd's lease recipe).
 pub fn provider_and_client(raw: &RawTest) -> Result<(Provider, LockClient), ConfigError> {
     let provider = match raw.provider.as_deref() {
-        Some(p) => Some(Provider::parse(p).ok_or_else(|| {
-            err(
-                "provider",
-                format!("unknown provider {p:?}; use one of {}", Provider::names()),
-            )
-        })?),
+        Some(p) => Some(Provider::parse_lock(p).map_err(|e| err("provider", e.to_string()))?),
         None => None,
     };
     let named = [
@@ -59,7 +54,9 @@ pub fn provider_and_client(raw: &RawTest) -> Result<(Provider, LockClient), Conf
             Some(r) => r
                 .parse::<RecipeKind>()
                 .map_err(|e| err("recipe", e.to_string()))?,
-            None => provider.map_or(RecipeKind::EtcdLease, Provider::default_recipe),
+            None => provider
+                .map_or(Some(RecipeKind::EtcdLease), RecipeKind::default_for)
+                .ok_or_else(|| err("provider", "has no recipe of fencecheck's; name a client"))?,
         };
         LockClient::Recipe(recipe)
     };

@@ -72,7 +72,15 @@ fn nonsense_is_rejected_with_the_field_and_what_to_write() {
                 ..raw()
             },
             "provider",
-            "etcd",
+            "etcd, zookeeper, redis, redlock, redis-sentinel, memory",
+        ),
+        (
+            RawTest {
+                provider: Some("postgres".into()),
+                ..raw()
+            },
+            "provider",
+            "postgres is a store for resources",
         ),
         (
             RawTest {

@@ -1,0 +1,316 @@
+//! Every system fencecheck knows, in one table: its name and the short forms users type, whether
+//! a test can take a lock from it, whether it has servers to start, and what it offers to the
+//! nemesis ([`Capabilities`]). Users name all of them with `provider` (`provider:` in YAML,
+//! `--provider`): memory is the provider that runs in the harness's own process, and postgres is
+//! today only the store a resource writes to. What a crate does with a provider (its default
+//! recipe, its cluster of containers) stays in that crate, as functions over this one enum.
+
+use std::fmt;
+
+/// A system fencecheck can test or start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Provider {
+    /// etcd 3.4, 3 members.
+    Etcd,
+    /// ZooKeeper 3.8, a 3-member ensemble.
+    Zookeeper,
+    /// Redis 7, a single master.
+    Redis,
+    /// Redis 7, 5 independent masters (for Redlock).
+    Redlock,
+    /// Redis 7, a master with 2 replicas and 3 sentinels.
+    RedisSentinel,
+    /// PostgreSQL 15, one server: a store for resources, not (yet) a lock service.
+    Postgres,
+    /// The in-process lock service (no containers): for fast pipeline tests.
+    Memory,
+}
+
+/// What a system offers to the nemesis: which faults can act on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// The system these describe (refusals name it).
+    pub provider: Provider,
+    /// One node is the leader / master at any time.
+    pub leader: bool,
+    /// The nodes replicate among themselves, so partitioning them means something.
+    pub quorum: bool,
+    /// Something promotes a replica when the master is gone.
+    pub failover: bool,
+    /// Why libfaketime cannot move its servers' wall clocks, if it cannot.
+    pub no_fake_clock: Option<&'static str>,
+    /// It runs in the harness's own process (memory): no nodes, network, clocks or links to
+    /// fault, only its workers, which can be paused and killed.
+    pub in_process: bool,
+}
+
+/// Go reads the clock through the vDSO: the one wording of every clock-fault refusal of etcd.
+const GO_CLOCK: &str = "its servers are Go programs, and libfaketime cannot reach them: Go reads \
+                        the clock through the vDSO, not libc";
+/// Memory's lock service is a value in the harness, not a server.
+const IN_PROCESS: &str = "runs inside the harness's process, with no server to start";
+
+/// One row of the table. Every fact of a system is here, so a new system is one new row.
+struct Row {
+    name: &'static str,
+    aliases: &'static [&'static str],
+    /// Why a test cannot take its lock from it, if it cannot.
+    no_lock: Option<&'static str>,
+    /// Why fencecheck starts no servers for it, if it starts none.
+    no_servers: Option<&'static str>,
+    leader: bool,
+    quorum: bool,
+    failover: bool,
+    no_fake_clock: Option<&'static str>,
+}
+
+impl Provider {
+    /// Every provider, in the order messages list them (lock services with servers first).
+    pub const ALL: [Provider; 7] = [
+        Provider::Etcd,
+        Provider::Zookeeper,
+        Provider::Redis,
+        Provider::Redlock,
+        Provider::RedisSentinel,
+        Provider::Postgres,
+        Provider::Memory,
+    ];
+
+    fn row(self) -> Row {
+        let servers = Row {
+            name: "",
+            aliases: &[],
+            no_lock: None,
+            no_servers: None,
+            leader: true,
+            quorum: false,
+            failover: false,
+            no_fake_clock: None,
+        };
+        match self {
+            Provider::Etcd => Row {
+                name: "etcd",
+                quorum: true,
+                no_fake_clock: Some(GO_CLOCK),
+                ..servers
+            },
+            Provider::Zookeeper => Row {
+                name: "zookeeper",
+                aliases: &["zk"],
+                quorum: true,
+                ..servers
+            },
+            Provider::Redis => Row {
+                name: "redis",
+                ..servers
+            },
+            Provider::Redlock => Row {
+                name: "redlock",
+                leader: false,
+                ..servers
+            },
+            Provider::RedisSentinel => Row {
+                name: "redis-sentinel",
+                aliases: &["sentinel"],
+                quorum: true,
+                failover: true,
+                ..servers
+            },
+            Provider::Postgres => Row {
+                name: "postgres",
+                no_lock: Some(
+                    "is a store for resources (the postgres resource and counter store), not a \
+                     lock provider",
+                ),
+                ..servers
+            },
+            Provider::Memory => Row {
+                name: "memory",
+                no_servers: Some(IN_PROCESS),
+                leader: false,
+                no_fake_clock: Some(IN_PROCESS),
+                ..servers
+            },
+        }
+    }
+
+    /// The name users type and messages print.
+    pub fn as_str(self) -> &'static str {
+        self.row().name
+    }
+
+    /// The short forms users may type instead (`zk`, `sentinel`).
+    pub fn aliases(self) -> &'static [&'static str] {
+        self.row().aliases
+    }
+
+    /// Why a test cannot take its lock from this provider, if it cannot (postgres, for now).
+    pub fn no_lock_because(self) -> Option<&'static str> {
+        self.row().no_lock
+    }
+
+    /// Why fencecheck starts no servers for this provider, if it starts none (memory).
+    pub fn no_servers_because(self) -> Option<&'static str> {
+        self.row().no_servers
+    }
+
+    /// What it offers to the nemesis.
+    pub fn capabilities(self) -> Capabilities {
+        let row = self.row();
+        Capabilities {
+            provider: self,
+            leader: row.leader,
+            quorum: row.quorum,
+            failover: row.failover,
+            no_fake_clock: row.no_fake_clock,
+            in_process: row.no_servers.is_some(),
+        }
+    }
+
+    /// The lock provider of this name (or short form): every provider but a mere store.
+    pub fn parse_lock(name: &str) -> Result<Provider, ProviderError> {
+        Self::parse_where(name, Provider::no_lock_because)
+    }
+
+    /// The provider of this name whose servers fencecheck can start: every one but memory.
+    pub fn parse_with_servers(name: &str) -> Result<Provider, ProviderError> {
+        Self::parse_where(name, Provider::no_servers_because)
+    }
+
+    /// The provider of this name, if `unfit` has nothing against it; errors list the fit ones.
+    fn parse_where(
+        name: &str,
+        unfit: fn(Provider) -> Option<&'static str>,
+    ) -> Result<Provider, ProviderError> {
+        let expected = || {
+            Provider::ALL
+                .into_iter()
+                .filter(|p| unfit(*p).is_none())
+                .map(Provider::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let provider = Provider::ALL
+            .into_iter()
+            .find(|p| p.as_str() == name || p.aliases().contains(&name))
+            .ok_or_else(|| ProviderError::Unknown {
+                given: name.to_string(),
+                expected: expected(),
+            })?;
+        match unfit(provider) {
+            Some(why) => Err(ProviderError::Unfit {
+                provider,
+                why,
+                expected: expected(),
+            }),
+            None => Ok(provider),
+        }
+    }
+}
+
+impl fmt::Display for Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A provider name that is unknown, or names a provider that cannot serve where it was written;
+/// the message lists the ones that can.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderError {
+    #[error("unknown provider {given:?}: expected one of {expected}")]
+    Unknown { given: String, expected: String },
+    #[error("{provider} {why}: expected one of {expected}")]
+    Unfit {
+        provider: Provider,
+        why: &'static str,
+        expected: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_and_short_form_parses_back() {
+        for p in Provider::ALL {
+            let parsed = match p {
+                Provider::Postgres => Provider::parse_with_servers(p.as_str()),
+                _ => Provider::parse_lock(p.as_str()),
+            };
+            assert_eq!(parsed, Ok(p));
+            for alias in p.aliases() {
+                assert_eq!(Provider::parse_lock(alias), Ok(p));
+            }
+        }
+        assert_eq!(Provider::parse_lock("zk"), Ok(Provider::Zookeeper));
+        assert_eq!(
+            Provider::parse_lock("sentinel"),
+            Ok(Provider::RedisSentinel)
+        );
+    }
+
+    #[test]
+    fn an_unknown_name_lists_the_valid_ones_for_where_it_was_written() {
+        let err = Provider::parse_with_servers("etdc")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("\"etdc\""), "{err}");
+        assert!(
+            err.contains(
+                "expected one of etcd, zookeeper, redis, redlock, redis-sentinel, postgres"
+            ),
+            "{err}"
+        );
+        assert!(!err.contains("memory"), "{err}");
+        let err = Provider::parse_lock("consul").unwrap_err().to_string();
+        assert!(
+            err.contains("etcd, zookeeper, redis, redlock, redis-sentinel, memory"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn postgres_is_refused_as_a_lock_provider_and_memory_has_no_servers() {
+        let err = Provider::parse_lock("postgres").unwrap_err().to_string();
+        assert!(
+            err.starts_with("postgres is a store for resources"),
+            "{err}"
+        );
+        assert!(
+            err.ends_with(
+                "expected one of etcd, zookeeper, redis, redlock, redis-sentinel, memory"
+            ),
+            "{err}"
+        );
+        let err = Provider::parse_with_servers("memory")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("harness's process"), "{err}");
+    }
+
+    #[test]
+    fn only_etcd_and_memory_are_out_of_libfaketime_s_reach() {
+        let out: Vec<Provider> = Provider::ALL
+            .into_iter()
+            .filter(|p| p.capabilities().no_fake_clock.is_some())
+            .collect();
+        assert_eq!(out, [Provider::Etcd, Provider::Memory]);
+        let why = Provider::Etcd.capabilities().no_fake_clock.unwrap();
+        assert!(
+            why.contains("Go programs") && why.contains("libfaketime"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn capabilities_name_the_system_they_describe() {
+        for p in Provider::ALL {
+            assert_eq!(p.capabilities().provider, p);
+        }
+        let sentinel = Provider::RedisSentinel.capabilities();
+        assert!(sentinel.leader && sentinel.quorum && sentinel.failover);
+        assert!(!Provider::Redlock.capabilities().leader);
+    }
+}
