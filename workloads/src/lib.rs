@@ -1,7 +1,34 @@
-//! Lock recipes, the worker process, and the fenced resource.
+//! The code that runs a lock client and the resource it protects, on both sides of the worker
+//! protocol. Grouped by role; the names other crates use are re-exported here, so nothing
+//! outside reaches into a module's insides.
 //!
-//! (Modules are added by the issues that build them: recipes and the worker by the "workers and
-//! lock recipes" issue, the resource and the counter workload by the "fenced resources" issue.)
+//! **What a test is made of** (closed sets of names, validated settings)
+//! - [`kinds`]: provider, recipe, resource and counter store names.
+//! - [`config`]: a recipe's timing (`RawRecipeConfig` → the validated [`RecipeConfig`]) and the
+//!   client [`Discipline`].
+//!
+//! **The lock client** (the system under test)
+//! - [`client`]: the `Client` seam and its three outcomes.
+//! - [`recipes`]: fencecheck's own recipes (the textbook baselines), one file each, and the
+//!   in-process memory lock service with its planted bugs.
+//! - [`adapter`]: a library behind its adapter (the client-adapter protocol).
+//! - [`ownership`]: held → suspect → lost, and the renewals that drive it.
+//!
+//! **The worker process** (in a container, or in the harness's process)
+//! - [`worker`]: a worker made from its launch ([`WorkerLaunch`], one value made from the plan),
+//!   serving the control protocol; the in-process freeze gate.
+//! - [`protocol`]: the harness ↔ worker control protocol.
+//!
+//! **The protected side**
+//! - [`fenced_write`]: a worker's write with its token, and the in-process register.
+//! - [`resource`]: the fenced resource server, its backends (register, etcd, PostgreSQL,
+//!   Redis) and the rule that decides a write.
+//! - [`counter`], [`counter_guard`]: the counter workload's stores, plain or guarded.
+//! - [`pg`]: a PostgreSQL connection that reopens after the server closed it.
+//!
+//! **The host side**
+//! - [`driver`]: connections to workers, the workload loops, the recorder of the history.
+//! - [`proxy`]: the link proxy for slow and lossy networks.
 
 pub mod adapter;
 pub mod client;
@@ -18,3 +45,11 @@ pub mod proxy;
 pub mod recipes;
 pub mod resource;
 pub mod worker;
+
+pub use client::{Client, Completion, Grant};
+pub use config::{Discipline, RawRecipeConfig, RecipeConfig};
+pub use driver::{ProcessIds, Recorder, Session, WorkerConn};
+pub use kinds::{CounterStore, Provider, RecipeKind, ResourceKind};
+pub use recipes::{MemoryBug, MemoryKnobs, MemoryLockService};
+pub use resource::ResourceClient;
+pub use worker::{Freeze, NetworkPlace, Place, Worker, WorkerLaunch};

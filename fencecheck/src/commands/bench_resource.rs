@@ -19,7 +19,7 @@ use results::{Provider, RunClock};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use workloads::resource::rule::{audit, Audit};
+use workloads::resource::{audit, Audit};
 use workloads::resource::{
     start_server, BackendKind, Endpoints, Mode, ResourceClient, WriteRequest,
 };

@@ -12,7 +12,7 @@ use results::{RunClock, WriteResult};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use workloads::resource::rule::Audit;
+use workloads::resource::Audit;
 use workloads::resource::{
     start_server, BackendKind, Endpoints, Mode, ResourceClient, Server, ServerHandle,
 };
@@ -279,7 +279,7 @@ async fn postgres_against_real_postgresql() {
 /// backends): the resource and the counter store must open new ones for the next operations,
 /// not fail for the rest of the run. At most one operation per old connection may fail.
 async fn connections_come_back_after_termination(conn: &str, admin: &tokio_postgres::Client) {
-    use workloads::resource::postgres::Postgres;
+    use workloads::resource::Postgres;
     use workloads::resource::Resource;
     let resource = Postgres::connect(conn, 2, Mode::Strict).await.unwrap();
     let counter = workloads::counter::connect(conn).await.unwrap();

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use workloads::resource::rule::{Audit, Mode};
+use workloads::resource::{Audit, Mode};
 
 fn listening_lines(container: &str) -> usize {
     let out = std::process::Command::new("docker")

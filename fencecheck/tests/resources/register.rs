@@ -9,7 +9,7 @@ use rand::Rng;
 use results::{RunClock, WriteResult};
 use std::sync::Arc;
 use std::time::Duration;
-use workloads::resource::rule::Audit;
+use workloads::resource::Audit;
 use workloads::resource::{start_server, BackendKind, Endpoints, Mode, Reply, ResourceClient};
 
 async fn register(
@@ -91,7 +91,7 @@ async fn malformed_requests_get_an_error_and_the_server_keeps_serving() {
         .unwrap();
     let long = format!(
         "{{\"op\":\"write\",\"pad\":\"{}\"}}",
-        "x".repeat(workloads::resource::protocol::MAX_LINE + 10)
+        "x".repeat(workloads::resource::MAX_LINE + 10)
     );
     let bad: Vec<&[u8]> = vec![
         b"not json",
@@ -202,12 +202,12 @@ async fn a_restarted_register_recovers_its_state_and_seqs_from_its_log() {
     );
     let entries = read_log(&log);
     assert_eq!(entries.len(), 5);
-    workloads::resource::rule::audit(&entries, Audit::Exact(Mode::StrictIdempotent)).unwrap();
+    workloads::resource::audit(&entries, Audit::Exact(Mode::StrictIdempotent)).unwrap();
 }
 
 /// A store that decides, then loses the reply for chosen op_ids (a timeout after commit).
 struct LosesReplies {
-    inner: workloads::resource::register::Register,
+    inner: workloads::resource::Register,
     lose: std::sync::Mutex<std::collections::HashSet<String>>,
     decided: std::sync::Mutex<std::collections::HashMap<(String, u64), WriteResult>>,
 }
@@ -264,7 +264,7 @@ async fn a_write_the_store_decided_but_whose_reply_was_lost_is_logged_before_the
     use workloads::resource::start_with;
     let log = run_dir("doubt").join("resource.jsonl");
     let store = Arc::new(LosesReplies {
-        inner: workloads::resource::register::Register::new(Mode::Strict),
+        inner: workloads::resource::Register::new(Mode::Strict),
         lose: std::sync::Mutex::new(["lost-9".to_string(), "lost-12".to_string()].into()),
         decided: Default::default(),
     });
@@ -318,7 +318,7 @@ async fn a_write_the_store_decided_but_whose_reply_was_lost_is_logged_before_the
             ("c", WriteResult::RejectedStaleFence, Some(12)),
         ]
     );
-    workloads::resource::rule::audit(&entries, Audit::Exact(Mode::Strict)).unwrap();
+    workloads::resource::audit(&entries, Audit::Exact(Mode::Strict)).unwrap();
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use workloads::resource::rule::{audit, Audit};
+use workloads::resource::{audit, Audit};
 use workloads::resource::{ResourceClient, WriteReply, WriteRequest};
 
 /// The node image of this build (its tag is a hash of the package list: never spelled out here).

@@ -6,7 +6,7 @@ use super::{find, Provider, UnknownName};
 use std::fmt;
 use std::str::FromStr;
 
-/// Which recipe a worker runs (DESIGN.md's `--recipe` values).
+/// Which recipe a worker runs (the `--recipe` values of docs/design.md, "The command line").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RecipeKind {
     EtcdLease,

@@ -117,7 +117,7 @@ pub async fn revoke(client: &etcd_client::Client, id: i64, op_timeout: Duration)
 }
 
 /// Connects without a client-wide request timeout: etcd-client's timeout would also cut the
-/// blocking Lock RPC (PLATFORM.md); every call is bounded with `within` instead.
+/// blocking Lock RPC (docs/design.md, "Platform facts"); every call is bounded with `within` instead.
 pub async fn connect(
     endpoints: &[String],
     op_timeout: Duration,

@@ -1,5 +1,5 @@
 //! `etcd-lock`: etcd's own Lock RPC (the v3lock service), always with the worker's own
-//! kept-alive lease — without one the server invents a 60 s lease nobody renews (PLATFORM.md).
+//! kept-alive lease — without one the server invents a 60 s lease nobody renews (docs/design.md, "Platform facts").
 //! The fence token is the create revision of the key Lock returns; release checks that the key
 //! is still the one we created, then Unlocks and revokes the lease.
 

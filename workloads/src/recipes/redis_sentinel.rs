@@ -1,7 +1,7 @@
 //! `redis-sentinel`: `redis-lock` against whichever master the sentinels name. After a failover
 //! the next request that fails drops the connection and asks the sentinels again. Replication is
 //! asynchronous, so a lock key written just before a failover can vanish on the new master
-//! (PLATFORM.md measured it): the recipe is expected to lose exclusion under failover, and its
+//! (docs/design.md, "Platform facts"): the recipe is expected to lose exclusion under failover, and its
 //! fence counter can go backwards with it.
 
 use super::redis_conn::RedisConn;

@@ -1,7 +1,7 @@
 //! `zk-lock`: the ZooKeeper lock recipe. An ephemeral-sequential node under the lock's
 //! directory; the lowest sequence holds the lock; every other contender watches only its
 //! predecessor (no herd effect). The fence token is my node's czxid, read with a stat because
-//! ZooKeeper 3.8.0 returns czxid -1 from the create itself (PLATFORM.md). Ownership lives as
+//! ZooKeeper 3.8.0 returns czxid -1 from the create itself (docs/design.md, "Platform facts"). Ownership lives as
 //! long as the session: release deletes my node only; a session that expired is rebuilt on the
 //! next acquire.
 

@@ -26,8 +26,11 @@ pub mod server;
 
 pub use client::{ClientError, ResourceClient};
 pub use open::{open_backend, start_server, start_with, Endpoints};
+pub use postgres::Postgres;
+pub use protocol::MAX_LINE;
 pub use protocol::{Reply, Request, WriteReply, WriteRequest};
-pub use rule::{Decision, Mode};
+pub use register::Register;
+pub use rule::{audit, Audit, Decision, Mode};
 pub use server::{Server, ServerHandle};
 
 use futures::future::BoxFuture;
