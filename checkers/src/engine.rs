@@ -8,16 +8,15 @@ use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, Resour
 use crate::dispatch::{self, Dispatch};
 use crate::holds::{self, Hold, HoldBook, Recycler};
 use crate::locks::{LockId, LockNames};
-use results::fault::NODE_DIED;
 use results::store::CheckConfig;
-use results::verdict::UNPLANNED_NODE_EXITS;
-use results::{AnomalyKind, EventRef, ResourceRef, Validity, Verdict, F};
+use results::{AnomalyKind, EventRef, ResourceRef, Validity, Verdict};
 use serde_json::json;
 
 mod streams;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 mod exercised;
+mod unplanned;
 pub use streams::{check, check_stream};
 
 struct Slot {
@@ -50,8 +49,8 @@ pub struct Engine {
     events: u64,
     /// Events per route (operation × type): what the run exercised.
     seen: [u64; ROUTES],
-    /// Nodes that died outside the fault plan: (node, time).
-    unplanned: Vec<(String, u64)>,
+    /// What happened to the nodes outside the fault plan.
+    unplanned: unplanned::Unplanned,
     /// Outcomes where the client library raised what it does not document: how many, and the
     /// first one's index and message.
     exceptions: (u64, Option<(u64, String)>),
@@ -139,7 +138,7 @@ impl Engine {
             fail_on: cfg.fail_on.clone(),
             events: 0,
             seen: [0; ROUTES],
-            unplanned: Vec::new(),
+            unplanned: unplanned::Unplanned::default(),
             exceptions: (0, None),
             resource_entries: 0,
             last_time: None,
@@ -158,11 +157,7 @@ impl Engine {
             let why = e.error.as_deref().unwrap_or("no message").to_string();
             self.exceptions.1.get_or_insert((e.index, why));
         }
-        if matches!(&e.f, F::Start(f) if f == NODE_DIED) {
-            let time = e.time;
-            self.unplanned
-                .extend(e.targets.iter().map(|t| (t.to_string(), time)));
-        }
+        self.unplanned.event(e);
         let (lock, acquired) = self.derive(e);
         let cx = Context {
             holds: &self.holds,
@@ -294,16 +289,7 @@ impl Engine {
             ));
             verdict.stats.insert("client_exceptions".into(), json!(n));
         }
-        if !self.unplanned.is_empty() {
-            let exits: Vec<_> = self
-                .unplanned
-                .iter()
-                .map(|(node, at)| json!({ "node": node, "at": at }))
-                .collect();
-            verdict
-                .stats
-                .insert(UNPLANNED_NODE_EXITS.into(), json!(exits));
-        }
+        self.unplanned.finish(&mut verdict, self.last_time);
         for slot in &mut self.slots {
             let kind = slot.findings.kind;
             let outcome = match &slot.panicked {

@@ -7,7 +7,7 @@ use super::timeline::{MarkKind, WriteOutcome};
 /// The colours of a fault by its name: (strong, light).
 pub fn fault_color(name: &str) -> (&'static str, &'static str) {
     let n = name.to_ascii_lowercase();
-    if n.contains("pause") || n.contains("stop") {
+    if n.contains("pause") || n.contains("stop") || n.contains("frozen") {
         ("#d97706", "#fef3c7")
     } else if [
         "partition",

@@ -219,7 +219,7 @@ fn timeline(s: &mut String, model: &Timeline) {
         );
     }
     for (name, label) in [
-        ("pause", "fault band (pause)"),
+        ("pause", "fault band (pause, freeze)"),
         ("partition", "partition"),
         ("kill", "kill / crash"),
         ("other", "other fault"),

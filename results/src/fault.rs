@@ -253,6 +253,10 @@ pub enum Scope {
 /// (`start-node-died`, never stopped): a fault nobody healed.
 pub const NODE_DIED: &str = "node-died";
 
+/// The fault recorded when a node's processes were frozen from outside the plan (`docker
+/// pause`; `stop-node-frozen` at the thaw): a service stall nobody scheduled.
+pub const NODE_FROZEN: &str = "node-frozen";
+
 /// The scope of a fault as the history names it. An unplanned node death and any name this
 /// build does not know count as faults of the lock service: judging liveness through them
 /// would blame the lock for an outage it did not cause.
@@ -330,6 +334,7 @@ mod tests {
         assert_eq!(scope_of("isolate-resource"), Scope::Resource);
         assert_eq!(scope_of("halves"), Scope::LockService);
         assert_eq!(scope_of(NODE_DIED), Scope::LockService);
+        assert_eq!(scope_of(NODE_FROZEN), Scope::LockService);
         assert_eq!(scope_of("a-fault-from-a-newer-build"), Scope::LockService);
     }
 }

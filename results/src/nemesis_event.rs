@@ -9,7 +9,7 @@
 //! `stop-<fault>` and `value` `{"fault": <fault>, "targets": [..], ..extra}`.
 
 use crate::event::{Event, OpType, Process, F};
-use crate::fault::{FaultKind, NODE_DIED};
+use crate::fault::{FaultKind, NODE_DIED, NODE_FROZEN};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::fmt;
@@ -26,9 +26,11 @@ pub enum FaultPhase {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventFault {
     Kind(FaultKind),
-    /// A node exited that no fault had stopped or killed ([`NODE_DIED`]): started, never
-    /// stopped.
+    /// A node exited that no fault had stopped or killed ([`NODE_DIED`]): stopped only if
+    /// someone starts it again.
     NodeDied,
+    /// A node was frozen from outside (`docker pause`, [`NODE_FROZEN`]); stopped at the thaw.
+    NodeFrozen,
     /// Replay's cut of a Redis master from its replicas: a scenario step, not a schedulable
     /// fault.
     CutReplication,
@@ -40,6 +42,7 @@ impl EventFault {
         match self {
             EventFault::Kind(kind) => kind.name(),
             EventFault::NodeDied => NODE_DIED,
+            EventFault::NodeFrozen => NODE_FROZEN,
             EventFault::CutReplication => "cut-replication",
         }
     }

@@ -197,8 +197,13 @@ impl Anomaly {
     }
 }
 
-/// The `stats` entry listing nodes that died outside the fault plan: `[{"node", "at"}]`.
+/// The `stats` entry listing nodes that died outside the fault plan: `[{"node", "at",
+/// "until"}]`, `until` when someone started it again (ns since the run's start).
 pub const UNPLANNED_NODE_EXITS: &str = "unplanned_node_exits";
+
+/// The `stats` entry listing nodes frozen from outside the plan (`docker pause`): `[{"node",
+/// "at", "until"}]`, `until` at the thaw.
+pub const UNPLANNED_NODE_FREEZES: &str = "unplanned_node_freezes";
 
 /// The whole `results.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -214,29 +219,66 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    /// Nodes that died outside the fault plan, with when (ns since the run's start).
-    pub fn unplanned_node_exits(&self) -> Vec<(String, u64)> {
+    /// Nodes that died outside the fault plan: (node, when, when it came back), in ns since
+    /// the run's start.
+    pub fn unplanned_node_exits(&self) -> Vec<(String, u64, Option<u64>)> {
+        self.outages(UNPLANNED_NODE_EXITS)
+    }
+
+    /// Nodes frozen from outside the plan: (node, when, when thawed).
+    pub fn unplanned_node_freezes(&self) -> Vec<(String, u64, Option<u64>)> {
+        self.outages(UNPLANNED_NODE_FREEZES)
+    }
+
+    fn outages(&self, key: &str) -> Vec<(String, u64, Option<u64>)> {
         self.stats
-            .get(UNPLANNED_NODE_EXITS)
+            .get(key)
             .and_then(|v| v.as_array())
             .into_iter()
             .flatten()
-            .filter_map(|x| Some((x["node"].as_str()?.to_string(), x["at"].as_u64()?)))
+            .filter_map(|x| {
+                let node = x["node"].as_str()?.to_string();
+                Some((node, x["at"].as_u64()?, x["until"].as_u64()))
+            })
             .collect()
     }
 
-    /// One line per node that died outside the fault plan, for every face of the verdict.
+    /// One line per unplanned death or freeze of a node, for every face of the verdict.
     pub fn unplanned_lines(&self) -> Vec<String> {
-        self.unplanned_node_exits()
+        let s = |ns: u64| ns as f64 / 1e9;
+        let deaths = self
+            .unplanned_node_exits()
             .into_iter()
-            .map(|(node, at)| {
-                format!(
+            .map(|(node, at, back)| match back {
+                None => format!(
                     "node {node} died at {:.3}s outside the fault plan: a fault nobody healed \
                      (see nodes/ for its log)",
-                    at as f64 / 1e9
-                )
-            })
-            .collect()
+                    s(at)
+                ),
+                Some(back) => format!(
+                    "node {node} died at {:.3}s outside the fault plan and was started again at \
+                     {:.3}s (judged as a planned kill)",
+                    s(at),
+                    s(back)
+                ),
+            });
+        let freezes =
+            self.unplanned_node_freezes()
+                .into_iter()
+                .map(|(node, at, thaw)| match thaw {
+                    None => format!(
+                        "node {node} was frozen from outside the fault plan (docker pause) at \
+                     {:.3}s and never thawed",
+                        s(at)
+                    ),
+                    Some(thaw) => format!(
+                        "node {node} was frozen from outside the fault plan (docker pause) at \
+                     {:.3}s for {:.3}s",
+                        s(at),
+                        s(thaw.saturating_sub(at))
+                    ),
+                });
+        deaths.chain(freezes).collect()
     }
 
     /// Records why the history cannot be fully judged (it was interrupted, its last line is

@@ -11,16 +11,17 @@
 //! - [`clock`]: fake wall clocks (libfaketime) and how a clock fault moves them.
 //! - [`links`]: the control of the run's link proxy (slow and lossy networks).
 //! - [`topology`]: the nemesis's view of a run (leader, holder) and restarts through `RunEnv`.
-//! - [`deaths`]: nodes that died outside the fault plan.
+//! - [`unplanned`]: what happened to the run's nodes outside the fault plan (deaths, returns,
+//!   freezes from outside).
 
 pub mod audit;
 pub mod clock;
-pub mod deaths;
 pub mod iptables;
 pub mod links;
 pub mod procs;
 pub mod restart;
 pub mod topology;
+pub mod unplanned;
 
 pub use audit::{audit, Audit};
 pub use restart::{DockerRestart, Restart};
@@ -58,7 +59,7 @@ pub struct DockerControl {
     restarter: Arc<dyn Restart>,
     tracked: Mutex<Tracked>,
     /// The kills this control makes, so a watch of deaths can tell them from unplanned ones.
-    planned: deaths::PlannedDeaths,
+    planned: unplanned::PlannedDeaths,
     /// The run's fake clocks, when its nodes were started with one.
     clocks: Option<clock::FakeClocks>,
     /// The run's link proxy, when the plan has link faults.
@@ -90,7 +91,7 @@ impl DockerControl {
             targets: Mutex::new(targets),
             restarter,
             tracked: Mutex::new(Tracked::default()),
-            planned: deaths::PlannedDeaths::default(),
+            planned: unplanned::PlannedDeaths::default(),
             clocks: None,
             links: None,
         }
@@ -108,8 +109,8 @@ impl DockerControl {
         self
     }
 
-    /// The deaths this control causes (for [`deaths::watch`]).
-    pub fn planned_deaths(&self) -> deaths::PlannedDeaths {
+    /// The deaths this control causes (for [`unplanned::watch`]).
+    pub fn planned_deaths(&self) -> unplanned::PlannedDeaths {
         self.planned.clone()
     }
 

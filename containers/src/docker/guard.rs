@@ -5,7 +5,7 @@
 //! A SIGKILLed harness cannot clean up; `fencecheck clean` removes what it left, by label.
 
 use super::{connect, labels::remove_by_run, pinned};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -18,6 +18,22 @@ static SIGNAL_THREAD: OnceLock<()> = OnceLock::new();
 type InterruptHook = Box<dyn Fn(&Path) + Send + Sync>;
 static ON_INTERRUPT: OnceLock<InterruptHook> = OnceLock::new();
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Run ids whose teardown has begun: what happens to their containers from then on is the run
+/// removing them, not a fault.
+static TEARING_DOWN: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+/// Marks run `run_id`'s teardown as begun (before anything is removed).
+pub(crate) fn begin_teardown(run_id: &str) {
+    if let Ok(mut t) = TEARING_DOWN.lock() {
+        t.insert(run_id.to_string());
+    }
+}
+
+/// Whether run `run_id` is being torn down by this process (its end, a panic, or Ctrl-C):
+/// a watch of unplanned events then hears its own removals, which are no deaths.
+pub fn tearing_down(run_id: &str) -> bool {
+    interrupted() || TEARING_DOWN.lock().is_ok_and(|t| t.contains(run_id))
+}
 
 /// Whether SIGINT / SIGTERM arrived: the main path, which may still check and report while the
 /// signal thread tears down, must then call its verdict interrupted too.
@@ -34,6 +50,10 @@ pub fn on_interrupt(hook: impl Fn(&Path) + Send + Sync + 'static) {
 pub(crate) fn register(run_id: &str, run_dir: Option<&Path>) {
     if let Ok(mut live) = LIVE.lock() {
         live.insert(run_id.to_string(), run_dir.map(Path::to_path_buf));
+    }
+    // A new environment of a reused run id (a matrix's next seed) is not being torn down.
+    if let Ok(mut t) = TEARING_DOWN.lock() {
+        t.remove(run_id);
     }
     install_signal_teardown();
 }
@@ -63,6 +83,7 @@ pub(crate) fn blocking_teardown(run_ids: Vec<String>) {
         rt.block_on(async {
             let Ok(docker) = connect().await else { return };
             for id in &run_ids {
+                begin_teardown(id);
                 if let Err(e) = remove_by_run(&docker, Some(id)).await {
                     eprintln!("fencecheck: teardown of run {id} failed: {e}; run `fencecheck clean --run {id}`");
                 }

@@ -10,13 +10,14 @@ mod env;
 mod guard;
 mod labels;
 mod logs;
+pub mod outside;
 mod pinned;
 mod proc_net;
 
 pub use connect::{connect, DockerError};
 pub use container::{ContainerSpec, Node, Readiness, Role, FENCECHECK_IN_CONTAINER};
 pub use env::RunEnv;
-pub use guard::{install_signal_teardown, interrupted, on_interrupt};
+pub use guard::{install_signal_teardown, interrupted, on_interrupt, tearing_down};
 pub use labels::{
     container_name, docker_safe, list_run_containers, list_run_networks, network_name,
     remove_by_run, CleanReport, RUN_LABEL,

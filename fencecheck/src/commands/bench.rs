@@ -17,6 +17,9 @@ pub enum What {
     Resource(super::bench_resource::Args),
     /// Lock recipes: acquire→release cycle latency and cycles/s, 1 and 5 workers.
     Recipes(super::bench_recipes::Args),
+    /// Interrupted and disturbed runs: what each left behind and whether its verdict told the
+    /// truth (finish, Ctrl-C, SIGKILL + clean, a node killed or frozen from outside).
+    Soak(super::bench_soak::Args),
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
@@ -24,5 +27,6 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         What::Startup(a) => super::bench_startup::run(a),
         What::Resource(a) => super::bench_resource::run(a),
         What::Recipes(a) => super::bench_recipes::run(a),
+        What::Soak(a) => super::bench_soak::run(a),
     }
 }

@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod bench_recipes;
 pub mod bench_resource;
+pub mod bench_soak;
 pub mod bench_startup;
 pub mod check;
 pub mod clean;
@@ -15,4 +16,5 @@ pub mod proxy;
 pub mod replay;
 pub mod resource;
 pub mod run;
+pub mod soak_way;
 pub mod worker;

@@ -12,3 +12,4 @@ mod new_faults;
 mod pipeline;
 mod replay_cli;
 mod replay_library;
+mod unplanned;

@@ -12,13 +12,14 @@ use super::site::Site;
 use crate::config::{TestPlan, Workload};
 use anyhow::Context;
 use containers::control::topology::{targets, ClusterRestart, RunTopology};
-use containers::control::{deaths, DockerControl};
+use containers::control::unplanned::{self, Unplanned};
+use containers::control::DockerControl;
 use containers::docker::{DockerError, RunEnv};
 use futures::future::BoxFuture;
 use nemesis::{Nemesis, Plan};
 use results::jsonl::HistoryWriter;
 use results::layout::RunDir;
-use results::{EventFault, NemesisEvent, RunClock};
+use results::{EventFault, FaultPhase, NemesisEvent, RunClock};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, RwLock};
@@ -337,29 +338,36 @@ impl Site for ContainerSite {
             .collect();
         let (history, log, clock) = (history.clone(), self.log.clone(), self.clock);
         let blind_log = self.log.clone();
-        Box::new(deaths::watch(
+        Box::new(unplanned::watch(
             self.env.docker().clone(),
             self.env.run_id(),
             nodes,
             self.control.planned_deaths(),
-            move |death| {
-                let e = NemesisEvent::start(EventFault::NodeDied, vec![death.target.clone()])
-                    .with("container", death.container.clone())
-                    .with("exit_code", death.exit_code)
-                    .with("planned", false)
-                    .event(clock.now());
+            move |node| {
+                let (phase, fault, said) = match node.what {
+                    Unplanned::Died { .. } => (FaultPhase::Start, EventFault::NodeDied, "died"),
+                    Unplanned::Back => (FaultPhase::Stop, EventFault::NodeDied, "came back"),
+                    Unplanned::Frozen => (FaultPhase::Start, EventFault::NodeFrozen, "froze"),
+                    Unplanned::Thawed => (FaultPhase::Stop, EventFault::NodeFrozen, "thawed"),
+                };
+                let mut e = NemesisEvent::new(phase, fault, vec![node.target.clone()])
+                    .with("container", node.container.clone())
+                    .with("planned", false);
+                if let Unplanned::Died { exit_code } = node.what {
+                    e = e.with("exit_code", exit_code);
+                }
                 log.line(&format!(
-                    "{} ({}) died outside the fault plan, exit code {:?}",
-                    death.target, death.container, death.exit_code
+                    "{} ({}) {said} outside the fault plan ({:?})",
+                    node.target, node.container, node.what
                 ));
-                if let Err(err) = history.record(e) {
-                    log.line(&format!("recording the death of {}: {err}", death.target));
+                if let Err(err) = history.record(e.event(clock.now())) {
+                    log.line(&format!("recording that {} {said}: {err}", node.target));
                 }
             },
             move |why| {
                 let line = format!(
-                    "the watch for nodes dying outside the plan stopped ({why}): later deaths are \
-                     not recorded"
+                    "the watch for nodes dying or freezing outside the plan stopped ({why}): \
+                     later events are not recorded"
                 );
                 eprintln!("fencecheck: warning: {line}");
                 blind_log.line(&line);

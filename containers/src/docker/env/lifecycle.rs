@@ -113,6 +113,7 @@ impl RunEnv {
 
     /// Removes every container and the network of this run. Idempotent.
     pub async fn teardown(&self) -> Result<(), DockerError> {
+        guard::begin_teardown(&self.run_id);
         remove_by_run(&self.docker, Some(&self.run_id)).await?;
         self.remove_pinned();
         self.torn_down.store(true, Ordering::SeqCst);
