@@ -556,3 +556,34 @@ fn a_late_lease_lost_for_an_earlier_lease_does_not_end_the_current_hold() {
     let v = verdict(&history(events), &[]);
     assert_eq!(only(&v, ConcurrentHolders).len(), 1, "{:#?}", v.anomalies);
 }
+
+/// Found by the in-process pause of issue 24: a worker frozen between the service's grant and
+/// its own receipt (token 31) hears of its grant after a newer one (token 32) was granted to
+/// another; the newer holder's release and the next grant are not harm done to the frozen one,
+/// whose lease the newer grant had already superseded. Its own release is then refused.
+#[test]
+fn the_release_of_the_newest_lease_frees_no_holder_of_an_older_one_heard_late() {
+    let mut events = vec![invoke(2, Acquire).lock("l")];
+    events.extend(acquire(4, "mem-32", 32));
+    events.push(
+        ok(2, Acquire)
+            .lock("l")
+            .lease("mem-31")
+            .owner("w2")
+            .token(31),
+    );
+    events.extend(release(4, "mem-32", 32));
+    events.extend(acquire(0, "mem-33", 33));
+    events.push(invoke(2, Release).lock("l").lease("mem-31").token(31));
+    events.push(
+        fail(2, Release)
+            .lock("l")
+            .lease("mem-31")
+            .token(31)
+            .result(ReleaseRejectedNotOwner),
+    );
+    let v = verdict(&history(events), &[]);
+    assert!(only(&v, DoubleRelease).is_empty(), "{:#?}", v.anomalies);
+    assert!(only(&v, ReleaseOfLostLock).is_empty(), "{:#?}", v.anomalies);
+    assert_ne!(v.valid, Validity::Invalid, "{:#?}", v.anomalies);
+}

@@ -16,7 +16,7 @@
 //! process's latest acquisition per lock and its pending release, the latest grant per lock,
 //! the faults in force, and the suspects awaiting judgement.
 
-use super::release_suspects::{victims, Disturbances, Settled, Suspect};
+use super::release_suspects::{self, victims, Disturbances, Settled, Suspect};
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::holds::{Acquisition, Hold};
@@ -189,9 +189,21 @@ impl DoubleRelease {
             );
             return;
         }
-        // Lost: another acquisition was granted after this one and before the release was sent.
+        // Lost: another acquisition was granted after this one and before the release was sent
+        // — unless every such grant that is still open carries an older token: the releaser
+        // then held the newest lease, and its release freed nothing but its own lock.
         let lost = latest.is_some_and(|l| l > a.index);
-        if !lost {
+        let newer_grants: Vec<_> = cx
+            .holds
+            .open(lock)
+            .iter()
+            .filter(|h| h.process != p && h.index > a.index)
+            .collect();
+        let newest_was_ours = !newer_grants.is_empty()
+            && newer_grants
+                .iter()
+                .all(|h| release_suspects::older_lease(h, &a));
+        if !lost || newest_was_ours {
             return;
         }
         let victims = victims(cx, lock, p, &a, &self.disturbances);

@@ -174,6 +174,14 @@ impl Suspect {
 
 /// The victims of a release of `lock` by process `p` acknowledged now: every other process's
 /// hold of it granted after the releaser's.
+/// Whether `h`'s lease is older than `than`'s by their fence tokens, although its grant was
+/// recorded later: a client frozen between the server's grant and its own receipt hears of a
+/// lease that the releaser's newer one had already superseded. Its lock was not the
+/// releaser's to free, and no release of the releaser's harmed it.
+pub(crate) fn older_lease(h: &Hold, than: &Hold) -> bool {
+    h.token.zip(than.token).is_some_and(|(h, than)| h < than)
+}
+
 pub(crate) fn victims(
     cx: &Context<'_>,
     lock: LockId,
@@ -184,7 +192,7 @@ pub(crate) fn victims(
     cx.holds
         .open(lock)
         .iter()
-        .filter(|h| h.process != p && h.index > releaser.index)
+        .filter(|h| h.process != p && h.index > releaser.index && !older_lease(h, releaser))
         .map(|h| Victim {
             hold: h.clone(),
             disturbed: disturbances.disturbed_since_grant(h),

@@ -56,7 +56,7 @@ fn granted_processes(h: &[Value], owner: &str) -> Vec<u64> {
 }
 
 #[test]
-fn pause_and_kill_of_in_process_workers_start_stop_and_heal() {
+fn pauses_and_kills_of_in_process_workers_start_stop_and_heal() {
     let r = root("pause-kill");
     let yaml = "provider: memory
 workers: 3
@@ -68,6 +68,7 @@ seed: 5
 nemesis_timeline:
   - at 500ms start pause-holder for 800ms
   - at 2s start kill-worker for 400ms
+  - at 2800ms start pause-worker for 400ms
 ";
     let out = crate::support::infra::run_config(&r, yaml, &[]);
     // The strict register rejects what the paused holder writes late: nothing fails the run.
@@ -81,13 +82,16 @@ nemesis_timeline:
             "start-pause-holder",
             "stop-pause-holder",
             "start-kill-worker",
-            "stop-kill-worker"
+            "stop-kill-worker",
+            "start-pause-worker",
+            "stop-pause-worker"
         ],
         "{faults:?}"
     );
     // Each stop names what its start hit: the heal resumed and restarted exactly those.
     assert_eq!(faults[0].1, faults[1].1);
     assert_eq!(faults[2].1, faults[3].1);
+    assert_eq!(faults[4].1, faults[5].1);
     let paused = &faults[0].1[0];
     let killed = &faults[2].1[0];
     assert!(paused.starts_with("worker-") && killed.starts_with("worker-"));
