@@ -143,15 +143,16 @@ impl CounterStore for PostgresCounter {
                 store: "postgres",
                 message,
             };
-            let row = self
-                .client()
-                .await
-                .map_err(read)?
+            let client = self.client().await.map_err(read)?;
+            let row = client
                 .query_opt("SELECT value FROM fence_counter WHERE key = $1", &[&key])
                 .await
-                .map_err(|e| CounterError::Read {
-                    store: "postgres",
-                    message: e.to_string(),
+                .map_err(|e| {
+                    self.conn.failed(&client, &e);
+                    CounterError::Read {
+                        store: "postgres",
+                        message: e.to_string(),
+                    }
                 })?;
             Ok(row.map_or(0, |r| r.get(0)))
         })
@@ -172,9 +173,12 @@ impl CounterStore for PostgresCounter {
                 )
                 .await
                 .map(|_| ())
-                .map_err(|e| CounterError::Write {
-                    store: "postgres",
-                    message: e.to_string(),
+                .map_err(|e| {
+                    self.conn.failed(&client, &e);
+                    CounterError::Write {
+                        store: "postgres",
+                        message: e.to_string(),
+                    }
                 })
         })
     }

@@ -6,7 +6,7 @@
 //! The client is shared (`Arc`), not locked across a query, so concurrent statements still
 //! pipeline on one connection. A statement sent on a connection that then closed fails, and its
 //! caller decides what that means (the resource treats the write as in doubt); the *next*
-//! statement gets a fresh connection.
+//! statement gets a fresh connection (callers report the failure with [`Reconnecting::failed`]).
 
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio_postgres::{Client, NoTls};
@@ -45,6 +45,21 @@ impl Reconnecting {
                 *slot = Some(fresh.clone());
                 Ok(fresh)
             }
+        }
+    }
+
+    /// A statement on `client` failed with `e`. When `e` ends the connection (it closed, or the
+    /// server terminated or is shutting down its backend: SQLSTATE class 57), the next statement
+    /// opens a new one at once, without waiting for the connection's task to notice — under
+    /// load it noticed late, and every statement until then failed too.
+    pub fn failed(&self, client: &Arc<Client>, e: &tokio_postgres::Error) {
+        let fatal = e.is_closed() || e.code().is_some_and(|c| c.code().starts_with("57"));
+        if !fatal {
+            return;
+        }
+        let mut slot = self.client.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, client)) {
+            *slot = None;
         }
     }
 

@@ -150,11 +150,12 @@ impl Resource for Postgres {
                     })
                 })
                 .transpose()?;
-            let client = self.clients
-                [self.next.fetch_add(1, Ordering::Relaxed) % self.clients.len()]
-            .client()
-            .await
-            .map_err(|e| ResourceError::backend(NAME, e))?;
+            let conn =
+                &self.clients[self.next.fetch_add(1, Ordering::Relaxed) % self.clients.len()];
+            let client = conn
+                .client()
+                .await
+                .map_err(|e| ResourceError::backend(NAME, e))?;
             let row = client
                 .query_one(
                     "SELECT o_result, o_highest, o_n FROM fence_write($1, $2::text::jsonb, $3, $4, $5, $6)",
@@ -168,7 +169,10 @@ impl Resource for Postgres {
                     ],
                 )
                 .await
-                .map_err(|e| ResourceError::backend(NAME, e))?;
+                .map_err(|e| {
+                    conn.failed(&client, &e);
+                    ResourceError::backend(NAME, e)
+                })?;
             let result = parse_result(row.get::<_, &str>(0))?;
             let highest_before = row.get::<_, Option<i64>>(1).map(|h| h as u64);
             Ok(Decision {
