@@ -230,7 +230,9 @@ fn docker_build(
 /// The lines of a failed build's output that say why (pip's `ERROR:` lines, docker's errors),
 /// else its last line.
 fn build_answer(output: &str) -> String {
-    let lines: Vec<&str> = output
+    // Docker colours pip's errors: keep the words, not the escape codes.
+    let plain = output.replace("\u{1b}[91m", "").replace("\u{1b}[0m", "");
+    let lines: Vec<&str> = plain
         .lines()
         .map(str::trim)
         .filter(|l| l.contains("ERROR") || l.contains("error:") || l.starts_with("E:"))

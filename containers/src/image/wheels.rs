@@ -77,6 +77,22 @@ impl Fetched {
     }
 }
 
+/// The client image's interpreter (Debian bookworm's python3), for pip's wheel checks.
+pub const PYTHON_VERSION: &str = "3.11.2";
+
+/// The pip that fetches: the host's Debian python3 when there is one. pip evaluates a
+/// dependency's markers (redis-py's `python_full_version < "3.11.3"` for async-timeout) with
+/// the interpreter it runs on, whatever `--python-version` says, so only bookworm's own python3
+/// fetches exactly what the image's 3.11.2 needs; another one may leave a dependency out, and
+/// the offline install then fails naming it.
+fn host_python() -> &'static str {
+    if Path::new("/usr/bin/python3").is_file() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    }
+}
+
 /// The marker a complete cache folder holds (a fetch cut short leaves none).
 const COMPLETE: &str = ".complete";
 
@@ -92,7 +108,8 @@ pub fn cache_root() -> PathBuf {
 
 /// The cache folder of one requirement: readable, and distinct for every set of pins.
 pub fn cache_dir(root: &Path, req: &Requirement) -> PathBuf {
-    let digest = Sha256::digest(req.pins().join("\n").as_bytes());
+    let key = format!("python {PYTHON_VERSION}\n{}", req.pins().join("\n"));
+    let digest = Sha256::digest(key.as_bytes());
     let hex: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
     root.join(format!("{}-{}-{hex}", req.package, req.version))
 }
@@ -146,11 +163,11 @@ fn list(dir: &Path) -> Result<Fetched, FetchError> {
 /// folder (`PIP_FIND_LINKS`) is the host's, not the registry's: it is left out so that only the
 /// registry answers.
 fn pip_download(req: &Requirement, dest: &Path) -> Result<(), FetchError> {
-    let out = Command::new("python3")
+    let out = Command::new(host_python())
         .args(["-m", "pip", "download", "--disable-pip-version-check"])
         .arg("--dest")
         .arg(dest)
-        .args(["--only-binary=:all:", "--python-version", "3.11"])
+        .args(["--only-binary=:all:", "--python-version", PYTHON_VERSION])
         .args([
             "--platform",
             "manylinux2014_x86_64",
