@@ -90,12 +90,13 @@ fn python_redis_lock_takes_the_lock_cleanly_and_names_its_release() {
     );
 }
 
-/// Observed (docs/findings.md): a paused holder's key expires, but the waiters sit in BLPOP on
-/// the lock's signal list for their whole acquire timeout (an expiry pushes no signal), so a
-/// takeover during a pause happens only when a waiter's timeout ends inside it; the woken
-/// holder's renewal thread dies of NotAcquired without telling its caller, and its release is
-/// refused (NotAcquired). Whether a stale write lands is therefore up to timing: the run ends
-/// valid or with stale-accepted-write, and the library's refusal is always there.
+/// Observed (docs/adapters.md, the note under the tokens table): a paused holder's key
+/// expires, but the waiters sit in BLPOP on the lock's signal list for their whole acquire
+/// timeout (an expiry pushes no signal), so a takeover during a pause happens only when a
+/// waiter's timeout ends inside it; the woken holder's renewal thread dies of NotAcquired
+/// without telling its caller, and its release is refused (NotAcquired). Whether a stale write
+/// lands is therefore up to timing: the run ends valid or with stale-accepted-write, and the
+/// library's refusal is always there.
 #[test]
 fn python_redis_lock_under_holder_pauses_refuses_the_woken_holders_release() {
     let (code, text, events) = redis_lock_run("python-redis-lock-pause", "pause-holder", "30s");
