@@ -7,6 +7,8 @@
 
 pub mod build;
 pub mod client;
+pub mod version;
+pub mod wheels;
 
 pub use build::{build, BuildMethod, BuildOptions, ImageError};
 pub use client::{build_client, client_image_tag};

@@ -1,5 +1,6 @@
-//! `fencecheck clients`: the lock clients a test can name — the shipped adapters (with the
-//! version of each library inside the client image, when it is built), the in-process adapter
+//! `fencecheck clients`: the lock clients a test can name — the shipped adapters (each with its
+//! default release, the PyPI releases known to work, the releases whose image is built here, and
+//! the Debian build's version inside the client image when it is built), the in-process adapter
 //! of the pipeline test, and fencecheck's own recipes — each with the token it reports and why.
 
 use harness::config::clients::{shipped, IN_PROCESS_ADAPTER};
@@ -14,46 +15,77 @@ pub fn run(_args: Args) -> anyhow::Result<u8> {
     let built = containers::image::build::image_present(&tag).unwrap_or(false);
     let adapters = shipped();
     let versions = if built {
-        let packages: Vec<&str> = adapters.iter().map(|a| a.package.as_str()).collect();
+        let packages: Vec<&str> = adapters
+            .iter()
+            .filter_map(|a| a.debian.as_ref().map(|d| d.package.as_str()))
+            .collect();
         containers::image::installed_versions(&tag, &packages)
     } else {
         Vec::new()
     };
-    println!("Shipped adapters (`fencecheck run --client <name>`), client image {tag}:");
-    if !built {
-        println!("  (not built yet: the first run with --client builds it, or `fencecheck image build --client`)");
-    }
+    let releases_built = containers::image::version::built();
+    println!("Shipped adapters (`fencecheck run --client <name>[@<version>|@debian]`):");
     println!(
-        "  {:<17} {:<10} {:<26} {:<18} token",
-        "name", "provider", "library", "version"
+        "  {:<18} {:<10} {:<26} {:<9} token",
+        "name", "provider", "library", "default"
     );
     for a in &adapters {
-        // A library compiled into its adapter (etcd's Go client) leaves its Debian version in
-        // the adapter's folder instead of an installed package.
-        let compiled_in = || {
-            built
-                .then(|| {
-                    let path = format!("/adapters/{}/library-version", a.name);
-                    containers::image::file_in_image(&tag, &path)
-                })
-                .flatten()
-        };
-        let version = versions
-            .iter()
-            .find(|(p, _)| *p == a.package)
-            .map(|(_, v)| v.clone())
-            .or_else(compiled_in)
-            .unwrap_or_else(|| "-".into());
         let token = a.token.as_deref().unwrap_or("none");
         println!(
-            "  {:<17} {:<10} {:<26} {:<18} {token}",
+            "  {:<18} {:<10} {:<26} {:<9} {token}",
             a.name,
             a.provider.as_str(),
             a.library,
-            version
+            a.default_release().label(),
         );
-        println!("  {:<17} why: {}", "", a.why);
+        if let Some(p) = &a.pypi {
+            let here: Vec<&str> = releases_built
+                .iter()
+                .filter(|(adapter, _, _)| *adapter == a.name)
+                .map(|(_, v, _)| v.as_str())
+                .collect();
+            let here = if here.is_empty() {
+                "none yet".to_string()
+            } else {
+                here.join(", ")
+            };
+            println!(
+                "  {:<18} PyPI {}: known to work {}; built here: {here}",
+                "",
+                p.package,
+                p.known.join(", ")
+            );
+        }
+        if let Some(d) = &a.debian {
+            // A library compiled into its adapter (etcd's Go client) leaves its Debian version
+            // in the adapter's folder instead of an installed package.
+            let compiled_in = || {
+                built
+                    .then(|| {
+                        let path = format!("/adapters/{}/library-version", a.name);
+                        containers::image::file_in_image(&tag, &path)
+                    })
+                    .flatten()
+            };
+            let version = versions
+                .iter()
+                .find(|(p, _)| *p == d.package)
+                .map(|(_, v)| v.clone())
+                .or_else(compiled_in)
+                .unwrap_or_else(|| "client image not built".into());
+            println!("  {:<18} Debian {} (@debian): {version}", "", d.package);
+        }
+        println!("  {:<18} why: {}", "", a.why);
     }
+    println!(
+        "The Debian builds run in the client image {tag}{}; each PyPI release in its own image \
+         (fencecheck-client-<name>:<version>-<hash>), built on first use.",
+        if built {
+            ""
+        } else {
+            " (not built yet: `fencecheck image build --client`)"
+        }
+    );
     println!();
     println!(
         "In-process adapter: `--client {IN_PROCESS_ADAPTER}` (provider memory): the adapter protocol \

@@ -41,11 +41,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         ),
         None => sc.providers.clone(),
     };
-    // Every plan is validated before the first container starts.
-    let plans = providers
+    // Every plan is validated, and its library release's image made ready, before the first
+    // container starts.
+    let mut plans = providers
         .iter()
         .map(|p| execute::plan_for(&sc, p).with_context(|| format!("{}", path.display())))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    for plan in &mut plans {
+        harness::run::release::prepare(plan)?;
+    }
     let mut all_passed = true;
     for plan in &plans {
         let replayed = execute::replay(&sc, path, plan, &args.runs)?;

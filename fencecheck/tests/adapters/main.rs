@@ -8,6 +8,7 @@ mod support;
 
 mod broken;
 mod clean;
+mod versions;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -1,6 +1,6 @@
 //! What the documentation shows must be what ships: the example adapter printed in
 //! `docs/adapters.md` is the file the README's command runs, and `fencecheck clients` lists
-//! every shipped adapter with the token it reports.
+//! every shipped adapter with its default release and the token it reports.
 
 use std::path::Path;
 
@@ -28,15 +28,29 @@ fn clients_lists_every_shipped_adapter_with_its_token() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
-    for line in [
-        "kazoo             zookeeper",
-        "curator           zookeeper",
-        "etcd-concurrency  etcd",
-        "redis-py          redis",
-        "python-etcd3      etcd",
+    for (name, provider, default) in [
+        ("kazoo", "zookeeper", "2.11.0"),
+        ("curator", "zookeeper", "debian"),
+        ("etcd-concurrency", "etcd", "debian"),
+        ("redis-py", "redis", "8.1.0"),
+        ("python-etcd3", "etcd", "debian"),
+        ("python-redis-lock", "redis", "4.0.1"),
     ] {
-        assert!(text.contains(line), "{line:?} in\n{text}");
+        let row = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} in\n{text}"));
+        let words: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(words.get(1), Some(&provider), "{row}");
+        assert!(
+            words.contains(&default),
+            "{name}'s default {default}: {row}"
+        );
     }
+    assert!(
+        text.contains("PyPI kazoo: known to work 2.10.0, 2.11.0"),
+        "{text}"
+    );
     assert!(
         text.contains("czxid") && text.contains("create revision"),
         "{text}"

@@ -6,6 +6,7 @@
 
 use super::plan::{Provider, RecipeKind};
 use containers::image::client::{adapter_file, ADAPTER_FILES};
+pub use containers::image::wheels::Requirement;
 use serde::Deserialize;
 use std::path::PathBuf;
 
@@ -20,15 +21,43 @@ pub const IN_PROCESS_ADAPTER: &str = "memory";
 pub struct ShippedAdapter {
     pub name: String,
     pub provider: Provider,
-    /// How the worker starts it inside the client image.
-    pub command: String,
     pub library: String,
-    /// The Debian package that installs the library.
-    pub package: String,
     /// Where its token comes from; `None` when the library gives none.
     pub token: Option<String>,
     /// Why that token (or none), in one line.
     pub why: String,
+    /// Debian bookworm's build of the library, in the client image (`@debian`).
+    pub debian: Option<DebianBuild>,
+    /// Releases from PyPI, one image each (`@<version>`); the default when present.
+    pub pypi: Option<PypiReleases>,
+}
+
+/// The library as Debian builds it, installed in the client image.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DebianBuild {
+    /// The Debian package that installs the library.
+    pub package: String,
+    /// How the worker starts the adapter inside the client image.
+    pub command: String,
+}
+
+/// The library's releases on PyPI.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PypiReleases {
+    /// The registry's name of the package.
+    pub package: String,
+    /// The release a bare `--client <name>` runs: the current one, pinned.
+    pub default: String,
+    /// The releases it is known to work with.
+    #[serde(default)]
+    pub known: Vec<String>,
+    /// Other `name==version` pins installed with it (a dependency's release).
+    #[serde(default)]
+    pub with: Vec<String>,
+    /// How the worker starts the adapter inside the release's image (its venv's python).
+    pub command: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -36,11 +65,11 @@ pub struct ShippedAdapter {
 struct RawAdapter {
     name: String,
     provider: String,
-    command: String,
     library: String,
-    package: String,
     token: String,
     why: String,
+    debian: Option<DebianBuild>,
+    pypi: Option<PypiReleases>,
 }
 
 /// Every shipped adapter, in name order.
@@ -62,11 +91,61 @@ pub fn shipped_adapter(name: &str) -> Option<ShippedAdapter> {
         provider: Provider::parse_lock(&raw.provider).ok()?,
         token: (raw.token != "none").then_some(raw.token),
         name: raw.name,
-        command: raw.command,
         library: raw.library,
-        package: raw.package,
         why: raw.why,
+        debian: raw.debian,
+        pypi: raw.pypi,
     })
+}
+
+impl ShippedAdapter {
+    /// The release a bare name runs: PyPI's pinned default when the adapter has one, else
+    /// Debian's build.
+    pub fn default_release(&self) -> Release {
+        match &self.pypi {
+            Some(p) => Release::Pypi(self.requirement(p, &p.default)),
+            None => Release::Debian,
+        }
+    }
+
+    /// The requirement of one PyPI release (with the adapter's other pins).
+    pub fn requirement(&self, pypi: &PypiReleases, version: &str) -> Requirement {
+        Requirement {
+            package: pypi.package.clone(),
+            version: version.to_string(),
+            with: pypi.with.clone(),
+        }
+    }
+
+    /// How the worker starts it for this release (`None`: the release has no build here).
+    pub fn command(&self, release: &Release) -> Option<&str> {
+        match release {
+            Release::Debian => self.debian.as_ref().map(|d| d.command.as_str()),
+            Release::Pypi(_) => self.pypi.as_ref().map(|p| p.command.as_str()),
+        }
+    }
+}
+
+/// Which build of a shipped adapter's library runs (`--client name@release`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Release {
+    /// Debian bookworm's build, in the client image (`@debian`).
+    Debian,
+    /// A release fetched from PyPI, in its own image (`@<version>`).
+    Pypi(Requirement),
+}
+
+/// The word that names Debian's build after `@`.
+pub const DEBIAN_RELEASE: &str = "debian";
+
+impl Release {
+    /// What follows `@` in a client's name for this release.
+    pub fn label(&self) -> &str {
+        match self {
+            Release::Debian => DEBIAN_RELEASE,
+            Release::Pypi(r) => &r.version,
+        }
+    }
 }
 
 /// A library behind its adapter, as a worker starts it.
@@ -85,6 +164,8 @@ pub struct AdapterPlan {
     pub token: Option<bool>,
     /// Whether this is a shipped adapter (the others are the user's own or in-process).
     pub shipped: bool,
+    /// A shipped adapter's release of its library; `None` for the others.
+    pub release: Option<Release>,
     /// Passed to the adapter's `init` unchanged.
     pub options: serde_json::Value,
 }
@@ -139,6 +220,18 @@ impl LockClient {
         }
     }
 
+    /// A shipped adapter's PyPI release: its name and what to fetch.
+    pub fn pypi_release(&self) -> Option<(&str, &Requirement)> {
+        match self {
+            LockClient::Adapter(AdapterPlan {
+                name,
+                release: Some(Release::Pypi(r)),
+                ..
+            }) => Some((name, r)),
+            _ => None,
+        }
+    }
+
     /// Whether its workers run in the client image (every adapter in a container does).
     pub fn needs_client_image(&self) -> bool {
         matches!(self, LockClient::Adapter(a) if a.provider != Provider::Memory)
@@ -161,6 +254,7 @@ pub fn in_process_adapter() -> AdapterPlan {
         dir: None,
         token: Some(true),
         shipped: false,
+        release: None,
         options: serde_json::json!({}),
     }
 }
@@ -180,14 +274,20 @@ mod tests {
                 "etcd-concurrency",
                 "kazoo",
                 "python-etcd3",
+                "python-redis-lock",
                 "redis-py"
             ]
         );
         for a in &all {
-            assert!(
-                a.command.contains(&format!("/adapters/{}/", a.name)),
-                "{a:?}"
-            );
+            let commands = [a.command(&Release::Debian), a.command(&a.default_release())];
+            for c in commands.into_iter().flatten() {
+                assert!(c.contains(&format!("/adapters/{}/", a.name)), "{a:?}");
+            }
+            assert!(a.debian.is_some() || a.pypi.is_some(), "{a:?}");
+            if let Some(p) = &a.pypi {
+                assert!(p.command.starts_with("/venv/bin/python "), "{a:?}");
+                assert!(p.known.contains(&p.default), "{a:?}");
+            }
             assert!(!a.why.is_empty());
         }
         let kazoo = shipped_adapter("kazoo").unwrap();
@@ -195,5 +295,16 @@ mod tests {
         assert!(kazoo.token.is_some());
         assert_eq!(shipped_adapter("redis-py").unwrap().token, None);
         assert_eq!(shipped_adapter("nope"), None);
+        match kazoo.default_release() {
+            Release::Pypi(r) => assert_eq!(r.package, "kazoo"),
+            Release::Debian => panic!("kazoo's default is a PyPI release"),
+        }
+        let lock = shipped_adapter("python-redis-lock").unwrap();
+        assert_eq!((lock.debian, lock.token), (None, None));
+        assert_eq!(lock.pypi.unwrap().with, ["redis==8.1.0"]);
+        assert_eq!(
+            shipped_adapter("curator").unwrap().default_release(),
+            Release::Debian
+        );
     }
 }

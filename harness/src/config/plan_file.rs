@@ -16,7 +16,7 @@ struct PlanFile<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     recipe: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    client: Option<&'a str>,
+    client: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     client_cmd: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -85,7 +85,11 @@ pub fn to_yaml(plan: &TestPlan) -> Result<String, String> {
             LockClient::Recipe(r) => Some(r.as_str()),
             LockClient::Adapter(_) => None,
         },
-        client: adapter.filter(|_| own.is_none()).map(|a| a.name.as_str()),
+        // A shipped adapter with the release that ran, so a re-run runs the same one.
+        client: adapter.filter(|_| own.is_none()).map(|a| match &a.release {
+            Some(r) => format!("{}@{}", a.name, r.label()),
+            None => a.name.clone(),
+        }),
         client_cmd: own.map(|a| a.command.as_str()),
         client_dir: own
             .and_then(|a| a.dir.as_ref())
@@ -116,7 +120,11 @@ pub fn to_yaml(plan: &TestPlan) -> Result<String, String> {
         recovery_slack: plan.recovery_slack,
         recovery: plan.recovery,
         image: &plan.image,
-        client_image: plan.client_image.as_deref(),
+        // A PyPI release's image follows from the release (prepared again at the re-run).
+        client_image: plan
+            .client_image
+            .as_deref()
+            .filter(|_| plan.client.pypi_release().is_none()),
         memory_bugs: plan.memory_bugs.iter().map(|b| b.as_str()).collect(),
         nemesis_timeline: f.explicit.then(|| f.plan.lines()),
         fault_plan: f.plan.lines(),

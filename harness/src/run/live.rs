@@ -7,7 +7,7 @@
 use checkers::fold::HoldFold;
 use checkers::holds::Acquisition;
 use results::{Event, Process, F};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -25,6 +25,9 @@ pub struct LiveView {
     /// The holder's worker name, in the shape the nemesis topology reads.
     pub holder: Arc<Mutex<Option<String>>>,
     ops: Arc<AtomicU64>,
+    /// Each lock client the workers said hello with (an adapter's: its library and version as
+    /// the library reports itself), for the run's summary.
+    clients: Arc<Mutex<BTreeSet<String>>>,
 }
 
 impl LiveView {
@@ -59,6 +62,18 @@ impl LiveView {
                 .map_or_else(|| format!("process-{}", h.process), str::to_string)
         });
         *self.holder.lock().unwrap_or_else(|p| p.into_inner()) = holder;
+    }
+
+    /// A worker's hello named its client.
+    pub fn saw_client(&self, label: &str) {
+        let mut c = self.clients.lock().unwrap_or_else(|p| p.into_inner());
+        c.insert(label.to_string());
+    }
+
+    /// The clients the workers named, sorted.
+    pub fn clients(&self) -> Vec<String> {
+        let c = self.clients.lock().unwrap_or_else(|p| p.into_inner());
+        c.iter().cloned().collect()
     }
 
     pub fn ops(&self) -> u64 {

@@ -28,6 +28,7 @@ pub mod links;
 pub mod live;
 pub mod prepare;
 pub mod progress;
+pub mod release;
 pub mod site;
 pub mod summary;
 pub mod workload;
@@ -60,11 +61,12 @@ pub fn execute(plan: TestPlan, options: &Options) -> anyhow::Result<u8> {
 /// [`execute`], also saying which run directory it created (`made`), whatever the outcome:
 /// the matrix runs several cells at once and must not guess the directory from the store.
 pub fn execute_into(
-    plan: TestPlan,
+    mut plan: TestPlan,
     options: &Options,
     made: &mut Option<PathBuf>,
 ) -> anyhow::Result<u8> {
-    // 1. prepare
+    // 1. prepare: a PyPI release's image first (a version the registry lacks stops here)
+    release::prepare(&mut plan)?;
     let dir = prepare::create_run_dir(&options.runs, &plan)?;
     *made = Some(dir.path.clone());
     let log = HarnessLog::create(&dir)?;
@@ -85,7 +87,8 @@ pub fn execute_into(
         .build()
         .context("starting the async runtime")?;
     // 2–8
-    let recorded = runtime.block_on(record(&plan, &dir, &log, &mut progress));
+    let live = LiveView::default();
+    let recorded = runtime.block_on(record(&plan, &dir, &log, &mut progress, &live));
     if let Err(e) = &recorded {
         log.line(&format!("recording failed: {e:#}"));
     }
@@ -102,6 +105,12 @@ pub fn execute_into(
     let phases = progress.finish();
     log.line(&format!("phases:\n{phases}"));
     eprint!("{phases}");
+    // An adapter's library and the version that ran, as the library reported itself.
+    if plan.client.adapter().is_some() {
+        for client in live.clients() {
+            println!("client: {client}");
+        }
+    }
     print!(
         "{}",
         summary::render(
@@ -126,15 +135,15 @@ async fn record(
     dir: &RunDir,
     log: &HarnessLog,
     progress: &mut Progress,
+    live: &LiveView,
 ) -> anyhow::Result<()> {
-    let live = LiveView::default();
     let holder = live.holder.clone();
     let site: Box<dyn Site> = if plan.in_process() {
         Box::new(in_process::InProcessSite::deploy(plan, dir, log, progress, holder).await?)
     } else {
         Box::new(container_site::ContainerSite::deploy(plan, dir, log, progress, holder).await?)
     };
-    let recorded = workload::record(&*site, plan, dir, log, progress, &live).await;
+    let recorded = workload::record(&*site, plan, dir, log, progress, live).await;
     progress.phase("teardown");
     let finished = site.finish().await;
     recorded?;

@@ -51,7 +51,8 @@ pub async fn record(
         seed: plan.seed,
     };
     let counter = matches!(plan.workload, Workload::Counter(_));
-    let loops = (0..site.workers()).map(|i| supervise(site, i, &spec, &recorder, log, counter));
+    let loops =
+        (0..site.workers()).map(|i| supervise(site, i, &spec, &recorder, log, live, counter));
     let workload = futures::future::join_all(loops);
     let faults = site.faults(&plan.faults.plan, &history);
     let ticker = async {
@@ -92,6 +93,7 @@ async fn supervise(
     spec: &WorkloadSpec,
     recorder: &Recorder,
     log: &HarnessLog,
+    live: &LiveView,
     counter: bool,
 ) -> anyhow::Result<Option<Session>> {
     let mut ids = ProcessIds::of_worker(i as u32, site.workers() as u32);
@@ -101,6 +103,7 @@ async fn supervise(
         };
         // The worker's hello names its client: the recipe, or the library and its version.
         log.line(&format!("{}: connected, client {}", conn.name, conn.recipe));
+        live.saw_client(&conn.recipe);
         let mut session = Session::new(conn, ids, recorder.clone());
         let summary = if counter {
             run_counter_worker(&mut session, spec).await?

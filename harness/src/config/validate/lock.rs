@@ -1,10 +1,12 @@
 //! Who takes the lock: the provider and the lock client — one of fencecheck's recipes, a
-//! shipped adapter, or the user's own adapter (the provider follows from a recipe or a shipped
-//! adapter; both given must agree) — and how many workers contend.
+//! shipped adapter at one release of its library (`name@<version>` from PyPI, `name@debian`, or
+//! the adapter's pinned default), or the user's own adapter (the provider follows from a recipe
+//! or a shipped adapter; both given must agree) — and how many workers contend.
 
 use super::{err, ConfigError};
 use crate::config::clients::{
-    in_process_adapter, shipped_adapter, shipped_names, AdapterPlan, LockClient, IN_PROCESS_ADAPTER,
+    in_process_adapter, shipped_adapter, shipped_names, AdapterPlan, LockClient, Release,
+    ShippedAdapter, DEBIAN_RELEASE, IN_PROCESS_ADAPTER,
 };
 use crate::config::plan::{Provider, RecipeKind};
 use crate::config::raw::RawTest;
@@ -82,13 +84,17 @@ fn options(raw: &RawTest) -> Result<serde_json::Value, ConfigError> {
     }
 }
 
-fn shipped(name: &str, raw: &RawTest) -> Result<AdapterPlan, ConfigError> {
-    if name == IN_PROCESS_ADAPTER {
+fn shipped(client: &str, raw: &RawTest) -> Result<AdapterPlan, ConfigError> {
+    if client == IN_PROCESS_ADAPTER {
         return Ok(AdapterPlan {
             options: options(raw)?,
             ..in_process_adapter()
         });
     }
+    let (name, asked) = match client.split_once('@') {
+        Some((n, r)) => (n, Some(r)),
+        None => (client, None),
+    };
     let a = shipped_adapter(name).ok_or_else(|| {
         err(
             "client",
@@ -99,15 +105,61 @@ fn shipped(name: &str, raw: &RawTest) -> Result<AdapterPlan, ConfigError> {
             ),
         )
     })?;
+    let release = match asked {
+        None => a.default_release(),
+        Some(r) => release(&a, r)?,
+    };
+    let command = a.command(&release).ok_or_else(|| {
+        err(
+            "client",
+            format!("{name} has no Debian build: name a PyPI release ({name}@<version>)"),
+        )
+    })?;
     Ok(AdapterPlan {
-        name: a.name,
+        name: a.name.clone(),
         provider: a.provider,
-        command: a.command,
+        command: command.to_string(),
         dir: None,
         token: Some(a.token.is_some()),
         shipped: true,
+        release: Some(release),
         options: options(raw)?,
     })
+}
+
+/// The release after `@`: `debian`, or a version of the adapter's PyPI package (whether the
+/// registry has it is asked when the run starts, before any container).
+fn release(a: &ShippedAdapter, asked: &str) -> Result<Release, ConfigError> {
+    let name = &a.name;
+    if asked == DEBIAN_RELEASE {
+        return Ok(Release::Debian);
+    }
+    let Some(pypi) = &a.pypi else {
+        return Err(err(
+            "client",
+            format!(
+                "{name}@{asked}: {name}'s library comes only from Debian's build here \
+                 ({name}@debian, or plain {name}); releases from a registry are for the Python \
+                 adapters"
+            ),
+        ));
+    };
+    let valid = !asked.is_empty()
+        && asked.len() <= 64
+        && asked.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && asked
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '!' | '-' | '_'));
+    if !valid {
+        return Err(err(
+            "client",
+            format!(
+                "{name}@{asked:?} is not a version of {} on PyPI (say {name}@{})",
+                pypi.package, pypi.default
+            ),
+        ));
+    }
+    Ok(Release::Pypi(a.requirement(pypi, asked)))
 }
 
 fn own(
@@ -161,6 +213,7 @@ fn own(
         dir,
         token: None,
         shipped: false,
+        release: None,
         options: options(raw)?,
     })
 }

@@ -56,11 +56,23 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
     let (resource, workload, writes_per_hold) = writes::writes(&raw, provider, &client)?;
     let faults = faults::faults(&raw, provider, workload, &timing, seed)?;
     let names = naming::naming(&raw, provider, &client, resource, &faults)?;
-    let client_image = client.needs_client_image().then(|| {
-        raw.client_image
-            .clone()
-            .unwrap_or_else(containers::image::client_image_tag)
-    });
+    // A PyPI release's image is known only once its wheels are fetched: the run prepares it
+    // (`run::release::prepare`) before any container starts.
+    let client_image =
+        (client.needs_client_image() && client.pypi_release().is_none()).then(|| {
+            raw.client_image
+                .clone()
+                .unwrap_or_else(containers::image::client_image_tag)
+        });
+    if let (Some(_), Some((name, _))) = (&raw.client_image, client.pypi_release()) {
+        return Err(err(
+            "client_image",
+            format!(
+                "runs the adapter in an image of yours, with its python3: name \
+                 client: {name}@debian with it, or drop client_image to run a PyPI release"
+            ),
+        ));
+    }
     if raw.client_image.is_some() && client_image.is_none() {
         return Err(err(
             "client_image",

@@ -2,6 +2,7 @@
 //! what to write instead, and the typed pieces a valid test resolves to.
 
 use super::*;
+use crate::config::clients::Release;
 use crate::config::plan::{Provider, RecipeKind, ResourceKind};
 use crate::config::{Dur, LockClient};
 use nemesis::FaultKind;
@@ -298,7 +299,40 @@ fn a_shipped_client_brings_its_provider_and_its_token_and_runs_in_the_client_ima
     assert_eq!((a.token, a.shipped), (Some(true), true));
     assert!(a.command.contains("/adapters/kazoo/"));
     assert!(p.name.starts_with("kazoo-strict-"));
-    assert_eq!(p.client_image, Some(containers::image::client_image_tag()));
+    // The default is PyPI's pinned release, whose image is made when the run starts.
+    assert_eq!(p.client_image, None);
+    assert!(a.command.starts_with("/venv/bin/python "), "{}", a.command);
+    assert!(matches!(&a.release, Some(Release::Pypi(r)) if r.package == "kazoo"));
+    let debian = validate(
+        RawTest {
+            client: Some("kazoo@debian".into()),
+            ..raw()
+        },
+        1,
+    )
+    .unwrap();
+    let a = debian.client.adapter().unwrap();
+    assert_eq!(a.release, Some(Release::Debian));
+    assert!(a.command.starts_with("python3 /adapters/kazoo/"));
+    assert_eq!(
+        debian.client_image,
+        Some(containers::image::client_image_tag())
+    );
+    let pinned = validate(
+        RawTest {
+            client: Some("kazoo@2.10.0".into()),
+            ..raw()
+        },
+        1,
+    )
+    .unwrap();
+    assert_eq!(
+        pinned
+            .client
+            .pypi_release()
+            .map(|(n, r)| (n, r.version.as_str())),
+        Some(("kazoo", "2.10.0"))
+    );
     // The in-process adapter needs no image.
     let m = validate(
         RawTest {
@@ -420,4 +454,41 @@ fn an_own_adapter_is_named_after_its_folder_and_its_token_is_left_to_its_handsha
         ..raw()
     });
     assert!(validate(both, 1).is_ok());
+}
+
+#[test]
+fn a_release_that_cannot_be_had_here_is_refused_naming_the_client() {
+    let bad = |client: &str, image: Option<&str>| {
+        validate(
+            RawTest {
+                client: Some(client.into()),
+                client_image: image.map(str::to_string),
+                resource: Some("none".into()),
+                ..raw()
+            },
+            1,
+        )
+        .unwrap_err()
+    };
+    let e = bad("curator@5.7.0", None);
+    assert_eq!(e.field, "client");
+    assert!(e.to_string().contains("only from Debian's build"), "{e}");
+    let e = bad("python-redis-lock@debian", None);
+    assert!(e.to_string().contains("has no Debian build"), "{e}");
+    let e = bad("kazoo@2.11 0", None);
+    assert!(e.to_string().contains("is not a version of kazoo"), "{e}");
+    let e = bad("kazoo@", None);
+    assert!(e.to_string().contains("is not a version of kazoo"), "{e}");
+    let e = bad("kazoo@2.11.0", Some("mine"));
+    assert_eq!(e.field, "client_image");
+    assert!(e.to_string().contains("kazoo@debian"), "{e}");
+    assert!(validate(
+        RawTest {
+            client: Some("kazoo@debian".into()),
+            client_image: Some("mine".into()),
+            ..raw()
+        },
+        1
+    )
+    .is_ok());
 }
