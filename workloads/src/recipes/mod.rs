@@ -54,7 +54,11 @@ pub async fn connect(
     Ok(match cfg.recipe {
         RecipeKind::EtcdLease => Arc::new(etcd_lease::EtcdLease::connect(eps, owner, cfg).await?),
         RecipeKind::EtcdLock => Arc::new(etcd_lock::EtcdLock::connect(eps, owner, cfg).await?),
-        RecipeKind::ZkLock => Arc::new(zk_lock::ZkLock::new(eps, owner, cfg)),
+        RecipeKind::ZkLock => {
+            let zk = zk_lock::ZkLock::new(eps, owner, cfg);
+            zk.connect_now().await;
+            Arc::new(zk)
+        }
         RecipeKind::RedisLock => {
             let conn = redis_conn::RedisConn::direct(one()?, cfg.op_timeout)?;
             Arc::new(redis_lock::RedisLock::new(

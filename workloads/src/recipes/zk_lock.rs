@@ -36,6 +36,16 @@ impl ZkLock {
         }
     }
 
+    /// Opens the session now, as a client connects before it locks, so the first acquire's
+    /// deadline is not spent on the connection (a loaded machine took longer than
+    /// acquire_timeout + op_timeout to connect). A failure is left to the first acquire, which
+    /// connects again.
+    pub async fn connect_now(&self) {
+        if let Err(e) = self.client().await {
+            tracing::warn!("zookeeper session at start: {e} (the first acquire tries again)");
+        }
+    }
+
     /// The live session, or a new one if there is none or it expired.
     async fn client(&self) -> Result<zk::Client, String> {
         let mut guard = self.session.lock().await;
