@@ -52,8 +52,39 @@ pub struct VersionImage {
     pub method: BuildMethod,
 }
 
-/// The Dockerfile of one release's image.
-pub fn dockerfile(node: &str, adapter: &str, req: &Requirement) -> String {
+/// Whose libraries an image holds: a shipped adapter's release (its files copied in), or the
+/// requirements of a user's own adapter folder (mounted at run time, so nothing of it is
+/// copied; its `python3` is the venv's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder<'a> {
+    Shipped(&'a str),
+    Own,
+}
+
+impl Holder<'_> {
+    /// The name in the image's repository: the adapter's, or `own`.
+    fn name(&self) -> &str {
+        match self {
+            Holder::Shipped(adapter) => adapter,
+            Holder::Own => OWN,
+        }
+    }
+}
+
+/// The repository name of an own adapter's image: `fencecheck-client-own:<folder>-<hash>`.
+const OWN: &str = "own";
+
+/// The label an own adapter's image carries (not listed by `fencecheck clients`).
+pub const OWN_LABEL: &str = "fencecheck.image=client-own";
+
+/// The Dockerfile of one release's image (or of an own adapter's requirements).
+pub fn dockerfile(node: &str, holder: Holder, req: &Requirement) -> String {
+    let tail = match holder {
+        Holder::Shipped(adapter) => format!("COPY adapter/ /adapters/{adapter}/\n"),
+        Holder::Own => format!(
+            "ENV PATH={VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
+        ),
+    };
     format!(
         "FROM {node}\n\
          RUN apt-get update \\\n \
@@ -63,9 +94,26 @@ pub fn dockerfile(node: &str, adapter: &str, req: &Requirement) -> String {
          RUN python3 -m venv {VENV} \\\n \
          && {VENV}/bin/pip install --no-index --no-cache-dir --disable-pip-version-check \
          --find-links /wheels {pins}\n\
-         COPY adapter/ /adapters/{adapter}/\n",
-        pins = req.pins().join(" ")
+         {tail}",
+        pins = req
+            .pins()
+            .iter()
+            .map(|p| shell_quote(p))
+            .collect::<Vec<_>>()
+            .join(" ")
     )
+}
+
+/// A requirement as one shell word (`redis>=5` must not become a redirection).
+fn shell_quote(word: &str) -> String {
+    if word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "=._-+".contains(c))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// Docker allows `[A-Za-z0-9_.-]` in a tag: anything else in a version becomes `_`.
@@ -86,14 +134,18 @@ fn tag_safe(version: &str) -> String {
 /// the adapter's files and the wheels' digest.
 pub fn version_tag(
     node: &str,
-    adapter: &str,
+    holder: Holder,
     req: &Requirement,
     wheels_digest: &[u8; 32],
 ) -> String {
     let mut h = Sha256::new();
     h.update(node.as_bytes());
-    h.update(dockerfile(node, adapter, req).as_bytes());
-    for f in adapter_files(adapter) {
+    h.update(dockerfile(node, holder, req).as_bytes());
+    let shipped = match holder {
+        Holder::Shipped(adapter) => adapter,
+        Holder::Own => "",
+    };
+    for f in adapter_files(shipped).filter(|_| !shipped.is_empty()) {
         h.update(f.path.as_bytes());
         h.update([0, u8::from(f.executable)]);
         h.update((f.contents.len() as u64).to_le_bytes());
@@ -106,9 +158,14 @@ pub fn version_tag(
         .take(6)
         .map(|b| format!("{b:02x}"))
         .collect();
+    let version = match holder {
+        Holder::Shipped(_) => &req.version,
+        Holder::Own => &req.package,
+    };
     format!(
-        "{VERSION_REPOSITORY_PREFIX}{adapter}:{}-{hex}",
-        tag_safe(&req.version)
+        "{VERSION_REPOSITORY_PREFIX}{}:{}-{hex}",
+        holder.name(),
+        tag_safe(version)
     )
 }
 
@@ -123,18 +180,21 @@ fn adapter_files(adapter: &str) -> impl Iterator<Item = &'static super::client::
 /// one with the same tag is present (calling `building` with the tag first); the node image
 /// first when it is missing.
 pub fn ensure(
-    adapter: &str,
+    holder: Holder,
     req: &Requirement,
     building: impl FnOnce(&str),
 ) -> Result<VersionImage, VersionError> {
-    if adapter_files(adapter).next().is_none() {
-        return Err(VersionError::NoAdapter {
-            adapter: adapter.to_string(),
-        });
+    if let Holder::Shipped(adapter) = holder {
+        if adapter_files(adapter).next().is_none() {
+            return Err(VersionError::NoAdapter {
+                adapter: adapter.to_string(),
+            });
+        }
     }
+    let adapter = holder.name();
     let fetched = wheels::fetch(req)?;
     let node = super::node_image_tag();
-    let tag = version_tag(&node, adapter, req, &fetched.digest()?);
+    let tag = version_tag(&node, holder, req, &fetched.digest()?);
     if image_present(&tag)? {
         return Ok(VersionImage {
             tag,
@@ -148,9 +208,9 @@ pub fn ensure(
         tag_safe(&req.version),
         std::process::id()
     ));
-    let result = write_context(&dir, adapter, &fetched)
+    let result = write_context(&dir, holder, &fetched)
         .map_err(|why| build_error(adapter, req, &fetched, why))
-        .and_then(|()| docker_build(&dir, &node, adapter, req, &tag, &fetched));
+        .and_then(|()| docker_build(&dir, &node, holder, req, &tag, &fetched));
     let _ = std::fs::remove_dir_all(&dir);
     result.map(|()| VersionImage {
         tag,
@@ -168,8 +228,9 @@ fn build_error(adapter: &str, req: &Requirement, fetched: &Fetched, why: String)
     }
 }
 
-/// The build context: `wheels/` (the fetched files) and `adapter/` (the adapter's own files).
-fn write_context(dir: &Path, adapter: &str, fetched: &Fetched) -> Result<(), String> {
+/// The build context: `wheels/` (the fetched files) and, for a shipped adapter, `adapter/` (its
+/// own files).
+fn write_context(dir: &Path, holder: Holder, fetched: &Fetched) -> Result<(), String> {
     let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
     let wheels = dir.join("wheels");
     std::fs::create_dir_all(&wheels).map_err(|e| io(&wheels, e))?;
@@ -177,6 +238,9 @@ fn write_context(dir: &Path, adapter: &str, fetched: &Fetched) -> Result<(), Str
         let to = wheels.join(name);
         std::fs::copy(fetched.dir.join(name), &to).map_err(|e| io(&to, e))?;
     }
+    let Holder::Shipped(adapter) = holder else {
+        return Ok(());
+    };
     let prefix = format!("{adapter}/");
     for f in adapter_files(adapter) {
         let path = dir
@@ -199,15 +263,20 @@ fn write_context(dir: &Path, adapter: &str, fetched: &Fetched) -> Result<(), Str
 fn docker_build(
     dir: &Path,
     node: &str,
-    adapter: &str,
+    holder: Holder,
     req: &Requirement,
     tag: &str,
     fetched: &Fetched,
 ) -> Result<(), VersionError> {
-    std::fs::write(dir.join("Dockerfile"), dockerfile(node, adapter, req))
+    let adapter = holder.name();
+    std::fs::write(dir.join("Dockerfile"), dockerfile(node, holder, req))
         .map_err(|e| build_error(adapter, req, fetched, e.to_string()))?;
+    let label = match holder {
+        Holder::Shipped(_) => VERSION_LABEL,
+        Holder::Own => OWN_LABEL,
+    };
     let out = Command::new("docker")
-        .args(["build", "--label", VERSION_LABEL])
+        .args(["build", "--label", label])
         .arg("--label")
         .arg(format!("fencecheck.adapter={adapter}"))
         .arg("--label")
@@ -297,22 +366,47 @@ mod tests {
     fn the_dockerfile_installs_the_pins_offline_into_a_venv_from_the_node_image() {
         let mut r = req("2.11.0");
         r.with.push("redis==8.1.0".into());
-        let text = dockerfile("fencecheck-node:abc", "kazoo", &r);
+        let text = dockerfile("fencecheck-node:abc", Holder::Shipped("kazoo"), &r);
         assert!(text.starts_with("FROM fencecheck-node:abc\n"), "{text}");
         assert!(text.contains("install -y --no-install-recommends python3-venv"));
         assert!(text.contains("python3 -m venv /venv"));
         assert!(text.contains("--no-index"), "{text}");
         assert!(text.contains("--find-links /wheels kazoo==2.11.0 redis==8.1.0"));
         assert!(text.contains("COPY adapter/ /adapters/kazoo/"));
+        assert!(!text.contains("ENV PATH"));
+    }
+
+    #[test]
+    fn an_own_list_installs_its_lines_quoted_and_puts_the_venv_first_on_path() {
+        let r = Requirement::from_list(
+            "mine",
+            Path::new("requirements.txt"),
+            "redis>=5\nportalocker==4.4.2\n",
+        )
+        .unwrap();
+        let text = dockerfile("fencecheck-node:abc", Holder::Own, &r);
+        assert!(
+            text.contains("--find-links /wheels 'redis>=5' portalocker==4.4.2\n"),
+            "{text}"
+        );
+        assert!(text.contains("ENV PATH=/venv/bin:"), "{text}");
+        assert!(!text.contains("COPY adapter/"), "{text}");
+        let tag = version_tag("n", Holder::Own, &r, &[0; 32]);
+        assert!(tag.starts_with("fencecheck-client-own:mine-"), "{tag}");
+        assert_ne!(tag, version_tag("n", Holder::Own, &r, &[1; 32]));
     }
 
     #[test]
     fn the_tag_names_the_release_and_hashes_what_went_in() {
-        let a = version_tag("n", "kazoo", &req("2.11.0"), &[0; 32]);
+        let kazoo = Holder::Shipped("kazoo");
+        let a = version_tag("n", kazoo, &req("2.11.0"), &[0; 32]);
         assert!(a.starts_with("fencecheck-client-kazoo:2.11.0-"), "{a}");
-        assert_ne!(a, version_tag("n", "kazoo", &req("2.11.0"), &[1; 32]));
-        assert_ne!(a, version_tag("m", "kazoo", &req("2.11.0"), &[0; 32]));
-        assert_ne!(a, version_tag("n", "redis-py", &req("2.11.0"), &[0; 32]));
+        assert_ne!(a, version_tag("n", kazoo, &req("2.11.0"), &[1; 32]));
+        assert_ne!(a, version_tag("m", kazoo, &req("2.11.0"), &[0; 32]));
+        assert_ne!(
+            a,
+            version_tag("n", Holder::Shipped("redis-py"), &req("2.11.0"), &[0; 32])
+        );
         assert_eq!(
             parse_tag(&a).map(|(ad, v, _)| (ad, v)),
             Some(("kazoo".into(), "2.11.0".into()))

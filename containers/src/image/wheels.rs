@@ -11,20 +11,57 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// What to fetch: a package at one version, and the other packages pinned with it.
+/// What to fetch: a package at one version, and the other packages pinned with it; or, for a
+/// user's own adapter, the lines of its `requirements.txt` alone (an empty `version`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Requirement {
-    /// The registry's name of the package (`kazoo`, `python-redis-lock`).
+    /// The registry's name of the package (`kazoo`, `python-redis-lock`); for a user's list,
+    /// the name of its folder.
     pub package: String,
+    /// Empty for a user's list, which has no package of its own.
     pub version: String,
-    /// Further `name==version` pins fetched with it (a dependency's release known to work).
+    /// Further requirements fetched with it (a dependency's release known to work, or every
+    /// line of a user's list).
     pub with: Vec<String>,
 }
 
 impl Requirement {
-    /// The pip requirement strings, the package first.
+    /// A user's `requirements.txt`: its requirement lines (comments and blank lines dropped).
+    /// Options (`-r`, `-e`, `--index-url`, ...) are refused with the file and line, since the
+    /// host's pip fetches with its own settings and the image installs offline.
+    pub fn from_list(folder: &str, path: &Path, text: &str) -> Result<Requirement, String> {
+        let mut with = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.split(" #").next().unwrap_or("").trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if line.starts_with('-') || line.contains("://") {
+                return Err(format!(
+                    "{}:{}: `{line}`: only requirement lines (name==version, name>=version, ...) \
+                     are read; the host's pip fetches from PyPI with its own settings",
+                    path.display(),
+                    n + 1
+                ));
+            }
+            with.push(line.to_string());
+        }
+        if with.is_empty() {
+            return Err(format!("{}: names no requirement", path.display()));
+        }
+        Ok(Requirement {
+            package: folder.to_string(),
+            version: String::new(),
+            with,
+        })
+    }
+
+    /// The pip requirement strings, the package first (a user's list: its lines).
     pub fn pins(&self) -> Vec<String> {
-        let mut all = vec![format!("{}=={}", self.package, self.version)];
+        let mut all = Vec::new();
+        if !self.version.is_empty() {
+            all.push(format!("{}=={}", self.package, self.version));
+        }
         all.extend(self.with.iter().cloned());
         all
     }
@@ -207,7 +244,10 @@ fn classify(req: &Requirement, stderr: &str) -> FetchError {
     } else {
         errors.join("; ")
     };
-    let (package, version) = (req.package.clone(), req.version.clone());
+    // pip names the requirement it could not satisfy: that is the package and version to name,
+    // whether it is the adapter's library, a pinned dependency or a line of a user's list.
+    let (package, version) =
+        missing_pin(&answer).unwrap_or_else(|| (req.package.clone(), req.version.clone()));
     if answer.contains("Could not find a version that satisfies")
         || answer.contains("No matching distribution")
     {
@@ -222,6 +262,16 @@ fn classify(req: &Requirement, stderr: &str) -> FetchError {
             version,
             answer,
         }
+    }
+}
+
+/// (package, version) of `No matching distribution found for NAME==VERSION` in pip's answer.
+fn missing_pin(answer: &str) -> Option<(String, String)> {
+    let (_, rest) = answer.rsplit_once("No matching distribution found for ")?;
+    let pin = rest.split([';', ' ']).next()?.trim();
+    match pin.split_once("==") {
+        Some((name, version)) => Some((name.to_string(), version.to_string())),
+        None => Some((pin.to_string(), "(any version)".to_string())),
     }
 }
 
@@ -250,6 +300,34 @@ mod tests {
         );
         let other = classify(&kazoo("2.11.0"), "ERROR: HTTP error 503\n");
         assert!(matches!(other, FetchError::Failed { .. }));
+        // A dependency's pin that PyPI lacks is named, not the adapter's library.
+        let mut with = kazoo("2.11.0");
+        with.with.push("six==0.0.1".into());
+        let e = classify(
+            &with,
+            "ERROR: No matching distribution found for six==0.0.1\n",
+        );
+        assert!(e.to_string().starts_with("six 0.0.1 is not on PyPI"), "{e}");
+    }
+
+    #[test]
+    fn a_users_list_keeps_its_requirement_lines_and_refuses_options_by_line() {
+        let path = Path::new("mine/requirements.txt");
+        let r = Requirement::from_list(
+            "mine",
+            path,
+            "# my lock's libraries\nredis==8.1.0\n\nportalocker>=4.4  # fenced\n",
+        )
+        .unwrap();
+        assert_eq!(r.pins(), ["redis==8.1.0", "portalocker>=4.4"]);
+        assert_eq!(r.version, "");
+        let e = Requirement::from_list("mine", path, "redis==8.1.0\n-r other.txt\n").unwrap_err();
+        assert!(
+            e.starts_with("mine/requirements.txt:2: `-r other.txt`"),
+            "{e}"
+        );
+        let e = Requirement::from_list("mine", path, "# nothing\n").unwrap_err();
+        assert!(e.contains("names no requirement"), "{e}");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use super::plan::{Provider, RecipeKind};
 use containers::image::client::{adapter_file, ADAPTER_FILES};
+use containers::image::version::Holder;
 pub use containers::image::wheels::Requirement;
 use serde::Deserialize;
 use std::path::PathBuf;
@@ -20,7 +21,11 @@ pub const IN_PROCESS_ADAPTER: &str = "memory";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShippedAdapter {
     pub name: String,
+    /// The provider a bare `--client <name>` runs on.
     pub provider: Provider,
+    /// Every provider it can run on, `provider` first (one library over several backends, as
+    /// tooz: `--provider` picks one).
+    pub providers: Vec<Provider>,
     pub library: String,
     /// Where its token comes from; `None` when the library gives none.
     pub token: Option<String>,
@@ -65,6 +70,8 @@ pub struct PypiReleases {
 struct RawAdapter {
     name: String,
     provider: String,
+    #[serde(default)]
+    providers: Vec<String>,
     library: String,
     token: String,
     why: String,
@@ -87,8 +94,17 @@ pub fn shipped_adapter(name: &str) -> Option<ShippedAdapter> {
     let text = std::str::from_utf8(file.contents).ok()?;
     // A broken adapter.yaml is caught by the test below, before it ships.
     let raw: RawAdapter = serde_saphyr::from_str(text).ok()?;
+    let provider = Provider::parse_lock(&raw.provider).ok()?;
+    let mut providers = vec![provider];
+    for p in &raw.providers {
+        let p = Provider::parse_lock(p).ok()?;
+        if !providers.contains(&p) {
+            providers.push(p);
+        }
+    }
     Some(ShippedAdapter {
-        provider: Provider::parse_lock(&raw.provider).ok()?,
+        provider,
+        providers,
         token: (raw.token != "none").then_some(raw.token),
         name: raw.name,
         library: raw.library,
@@ -122,17 +138,21 @@ impl ShippedAdapter {
         match release {
             Release::Debian => self.debian.as_ref().map(|d| d.command.as_str()),
             Release::Pypi(_) => self.pypi.as_ref().map(|p| p.command.as_str()),
+            Release::Requirements(_) => None,
         }
     }
 }
 
-/// Which build of a shipped adapter's library runs (`--client name@release`).
+/// Which build of a client's libraries runs: a shipped adapter's (`--client name@release`), or
+/// the `requirements.txt` of a user's own adapter folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Release {
     /// Debian bookworm's build, in the client image (`@debian`).
     Debian,
     /// A release fetched from PyPI, in its own image (`@<version>`).
     Pypi(Requirement),
+    /// A user's folder's `requirements.txt`, fetched the same way, in an image of its own.
+    Requirements(Requirement),
 }
 
 /// The word that names Debian's build after `@`.
@@ -144,6 +164,7 @@ impl Release {
         match self {
             Release::Debian => DEBIAN_RELEASE,
             Release::Pypi(r) => &r.version,
+            Release::Requirements(_) => "requirements.txt",
         }
     }
 }
@@ -164,7 +185,8 @@ pub struct AdapterPlan {
     pub token: Option<bool>,
     /// Whether this is a shipped adapter (the others are the user's own or in-process).
     pub shipped: bool,
-    /// A shipped adapter's release of its library; `None` for the others.
+    /// A shipped adapter's release of its library, or a user's folder's requirements; `None`
+    /// for the others.
     pub release: Option<Release>,
     /// Passed to the adapter's `init` unchanged.
     pub options: serde_json::Value,
@@ -220,14 +242,19 @@ impl LockClient {
         }
     }
 
-    /// A shipped adapter's PyPI release: its name and what to fetch.
-    pub fn pypi_release(&self) -> Option<(&str, &Requirement)> {
+    /// The libraries fetched from PyPI that its workers need an image of their own for (a
+    /// shipped adapter's release, or a user's folder's requirements): whose, and what to fetch.
+    pub fn built_release(&self) -> Option<(Holder<'_>, &Requirement)> {
         match self {
             LockClient::Adapter(AdapterPlan {
                 name,
                 release: Some(Release::Pypi(r)),
                 ..
-            }) => Some((name, r)),
+            }) => Some((Holder::Shipped(name), r)),
+            LockClient::Adapter(AdapterPlan {
+                release: Some(Release::Requirements(r)),
+                ..
+            }) => Some((Holder::Own, r)),
             _ => None,
         }
     }
@@ -270,12 +297,18 @@ mod tests {
         assert_eq!(
             names,
             [
+                "aetcd",
                 "curator",
                 "etcd-concurrency",
+                "etcd3gw",
                 "kazoo",
+                "portalocker",
+                "pottery",
                 "python-etcd3",
                 "python-redis-lock",
-                "redis-py"
+                "redis-py-asyncio",
+                "redis-py",
+                "tooz"
             ]
         );
         for a in &all {
@@ -297,7 +330,7 @@ mod tests {
         assert_eq!(shipped_adapter("nope"), None);
         match kazoo.default_release() {
             Release::Pypi(r) => assert_eq!(r.package, "kazoo"),
-            Release::Debian => panic!("kazoo's default is a PyPI release"),
+            other => panic!("kazoo's default is a PyPI release, not {other:?}"),
         }
         let lock = shipped_adapter("python-redis-lock").unwrap();
         assert_eq!((lock.debian, lock.token), (None, None));
@@ -305,6 +338,16 @@ mod tests {
         assert_eq!(
             shipped_adapter("curator").unwrap().default_release(),
             Release::Debian
+        );
+        let tooz = shipped_adapter("tooz").unwrap();
+        assert_eq!(
+            tooz.providers,
+            [Provider::Zookeeper, Provider::Redis, Provider::Etcd]
+        );
+        assert_eq!(kazoo.providers, [Provider::Zookeeper]);
+        assert_eq!(
+            shipped_adapter("portalocker").unwrap().token.is_some(),
+            true
         );
     }
 }

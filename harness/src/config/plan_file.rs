@@ -120,11 +120,12 @@ pub fn to_yaml(plan: &TestPlan) -> Result<String, String> {
         recovery_slack: plan.recovery_slack,
         recovery: plan.recovery,
         image: &plan.image,
-        // A PyPI release's image follows from the release (prepared again at the re-run).
+        // A PyPI release's image (or an own folder's requirements') follows from what was
+        // fetched (prepared again at the re-run).
         client_image: plan
             .client_image
             .as_deref()
-            .filter(|_| plan.client.pypi_release().is_none()),
+            .filter(|_| plan.client.built_release().is_none()),
         memory_bugs: plan.memory_bugs.iter().map(|b| b.as_str()).collect(),
         nemesis_timeline: f.explicit.then(|| f.plan.lines()),
         fault_plan: f.plan.lines(),

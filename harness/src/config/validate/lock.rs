@@ -1,15 +1,17 @@
 //! Who takes the lock: the provider and the lock client — one of fencecheck's recipes, a
 //! shipped adapter at one release of its library (`name@<version>` from PyPI, `name@debian`, or
 //! the adapter's pinned default), or the user's own adapter (the provider follows from a recipe
-//! or a shipped adapter; both given must agree) — and how many workers contend.
+//! or a shipped adapter; both given must agree; its folder's `requirements.txt` names the
+//! libraries its image gets) — and how many workers contend.
 
 use super::{err, ConfigError};
 use crate::config::clients::{
     in_process_adapter, shipped_adapter, shipped_names, AdapterPlan, LockClient, Release,
-    ShippedAdapter, DEBIAN_RELEASE, IN_PROCESS_ADAPTER,
+    Requirement, ShippedAdapter, DEBIAN_RELEASE, IN_PROCESS_ADAPTER,
 };
 use crate::config::plan::{Provider, RecipeKind};
 use crate::config::raw::RawTest;
+use std::path::Path;
 
 /// The provider and the lock client; with neither, the default test's (etcd's lease recipe).
 pub fn provider_and_client(raw: &RawTest) -> Result<(Provider, LockClient), ConfigError> {
@@ -48,7 +50,7 @@ pub fn provider_and_client(raw: &RawTest) -> Result<(Provider, LockClient), Conf
         ));
     }
     let client = if let Some(name) = &raw.client {
-        LockClient::Adapter(shipped(name, raw)?)
+        LockClient::Adapter(shipped(name, provider, raw)?)
     } else if let Some(command) = &raw.client_cmd {
         LockClient::Adapter(own(command, provider, raw)?)
     } else {
@@ -84,7 +86,11 @@ fn options(raw: &RawTest) -> Result<serde_json::Value, ConfigError> {
     }
 }
 
-fn shipped(client: &str, raw: &RawTest) -> Result<AdapterPlan, ConfigError> {
+fn shipped(
+    client: &str,
+    provider: Option<Provider>,
+    raw: &RawTest,
+) -> Result<AdapterPlan, ConfigError> {
     if client == IN_PROCESS_ADAPTER {
         return Ok(AdapterPlan {
             options: options(raw)?,
@@ -115,9 +121,14 @@ fn shipped(client: &str, raw: &RawTest) -> Result<AdapterPlan, ConfigError> {
             format!("{name} has no Debian build: name a PyPI release ({name}@<version>)"),
         )
     })?;
+    // An adapter over several backends runs on the one `--provider` names (the check below
+    // refuses any other); the others on their own.
+    let provider = provider
+        .filter(|p| a.providers.contains(p))
+        .unwrap_or(a.provider);
     Ok(AdapterPlan {
         name: a.name.clone(),
-        provider: a.provider,
+        provider,
         command: command.to_string(),
         dir: None,
         token: Some(a.token.is_some()),
@@ -206,6 +217,10 @@ fn own(
         .map(|n| containers::docker::docker_safe(&n.to_string_lossy()))
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| "own".to_string());
+    let release = match &dir {
+        Some(d) => requirements(d, &name)?,
+        None => None,
+    };
     Ok(AdapterPlan {
         name,
         provider,
@@ -213,9 +228,23 @@ fn own(
         dir,
         token: None,
         shipped: false,
-        release: None,
+        release,
         options: options(raw)?,
     })
+}
+
+/// The folder's `requirements.txt`, if it has one: its libraries are fetched from PyPI by the
+/// host and installed offline into an image of their own, as a shipped adapter's release is.
+fn requirements(dir: &Path, name: &str) -> Result<Option<Release>, ConfigError> {
+    let path = dir.join("requirements.txt");
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| err("client_dir", format!("{}: {e}", path.display())))?;
+    Requirement::from_list(name, &path, &text)
+        .map(|r| Some(Release::Requirements(r)))
+        .map_err(|m| err("client_dir", m))
 }
 
 /// How many workers contend for the lock.

@@ -21,6 +21,7 @@ mod tests;
 
 use super::plan::TestPlan;
 use super::raw::RawTest;
+use containers::image::version::Holder;
 
 /// A rejected test description.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -59,19 +60,28 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
     // A PyPI release's image is known only once its wheels are fetched: the run prepares it
     // (`run::release::prepare`) before any container starts.
     let client_image =
-        (client.needs_client_image() && client.pypi_release().is_none()).then(|| {
+        (client.needs_client_image() && client.built_release().is_none()).then(|| {
             raw.client_image
                 .clone()
                 .unwrap_or_else(containers::image::client_image_tag)
         });
-    if let (Some(_), Some((name, _))) = (&raw.client_image, client.pypi_release()) {
-        return Err(err(
-            "client_image",
-            format!(
-                "runs the adapter in an image of yours, with its python3: name \
-                 client: {name}@debian with it, or drop client_image to run a PyPI release"
-            ),
-        ));
+    match (&raw.client_image, client.built_release()) {
+        (Some(_), Some((Holder::Shipped(name), _))) => {
+            return Err(err(
+                "client_image",
+                format!(
+                    "runs the adapter in an image of yours, with its python3: name \
+                     client: {name}@debian with it, or drop client_image to run a PyPI release"
+                ),
+            ))
+        }
+        (Some(_), Some((Holder::Own, _))) => {
+            return Err(err(
+                "client_image",
+                "your adapter folder's requirements.txt builds its own image: drop one of the two",
+            ))
+        }
+        _ => {}
     }
     if raw.client_image.is_some() && client_image.is_none() {
         return Err(err(

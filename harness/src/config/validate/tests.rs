@@ -5,6 +5,7 @@ use super::*;
 use crate::config::clients::Release;
 use crate::config::plan::{Provider, RecipeKind, ResourceKind};
 use crate::config::{Dur, LockClient};
+use containers::image::version::Holder;
 use nemesis::FaultKind;
 use results::AnomalyKind;
 
@@ -329,9 +330,9 @@ fn a_shipped_client_brings_its_provider_and_its_token_and_runs_in_the_client_ima
     assert_eq!(
         pinned
             .client
-            .pypi_release()
+            .built_release()
             .map(|(n, r)| (n, r.version.as_str())),
-        Some(("kazoo", "2.10.0"))
+        Some((Holder::Shipped("kazoo"), "2.10.0"))
     );
     // The in-process adapter needs no image.
     let m = validate(
@@ -414,6 +415,70 @@ fn clients_that_cannot_work_are_refused_naming_the_field() {
         ..raw()
     });
     assert_eq!(e.field, "counter_store");
+}
+
+#[test]
+fn an_own_folder_with_requirements_gets_an_image_of_its_own_and_bad_lines_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("mine");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(
+        folder.join("requirements.txt"),
+        "# mine\nportalocker==4.4.2\n",
+    )
+    .unwrap();
+    let own = || RawTest {
+        client_cmd: Some("python3 my_lock.py".into()),
+        client_dir: Some(folder.clone()),
+        provider: Some("redis".into()),
+        ..raw()
+    };
+    let p = validate(own(), 1).unwrap();
+    // The image is made from what the host fetched, when the run starts.
+    assert_eq!(p.client_image, None);
+    match p.client.built_release() {
+        Some((Holder::Own, r)) => assert_eq!(r.pins(), ["portalocker==4.4.2"]),
+        other => panic!("{other:?}"),
+    }
+    let e = validate(
+        RawTest {
+            client_image: Some("mine:1".into()),
+            ..own()
+        },
+        1,
+    )
+    .unwrap_err();
+    assert_eq!(e.field, "client_image");
+    std::fs::write(
+        folder.join("requirements.txt"),
+        "redis==8.1.0\n--index-url x\n",
+    )
+    .unwrap();
+    let e = validate(own(), 1).unwrap_err();
+    assert!(
+        e.field == "client_dir" && e.message.contains("requirements.txt:2: `--index-url x`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_adapter_over_several_backends_runs_on_the_one_provider_names() {
+    let on = |provider: Option<&str>| {
+        validate(
+            RawTest {
+                client: Some("tooz".into()),
+                provider: provider.map(str::to_string),
+                resource: Some("none".into()),
+                ..raw()
+            },
+            1,
+        )
+    };
+    assert_eq!(on(None).unwrap().provider, Provider::Zookeeper);
+    assert_eq!(on(Some("etcd")).unwrap().provider, Provider::Etcd);
+    assert_eq!(on(Some("redis")).unwrap().provider, Provider::Redis);
+    let e = on(Some("redlock")).unwrap_err();
+    assert!(e.message.contains("runs on provider zookeeper"), "{e}");
 }
 
 #[test]
