@@ -59,7 +59,7 @@ fn cell_rows(out: &mut String, m: &MatrixReport, c: &CellSummary) {
         "<tr class=\"{}\"><td><code>{}</code></td><td>{}</td><td><b>{}</b><br><span class=muted>{}</span></td>\
          <td>{}<br><span class=muted>{}</span></td><td>{}</td><td>{}</td><td>{} / {}</td><td>{}</td></tr>",
         class(c.status),
-        esc(&c.label),
+        esc(&c.label_with_libraries()),
         esc(&c.expect),
         c.status.as_str(),
         esc(&c.reason),

@@ -83,6 +83,29 @@ pub struct KindRow {
 }
 
 impl CellSummary {
+    /// The libraries its runs' adapters named, each once (`kazoo (kazoo 2.11.0)`); empty for
+    /// a recipe's cell.
+    pub fn libraries(&self) -> Vec<&str> {
+        let mut all: Vec<&str> = self
+            .runs
+            .iter()
+            .flat_map(|r| r.clients.iter().map(String::as_str))
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
+    /// The cell's label, with the libraries that ran after it.
+    pub fn label_with_libraries(&self) -> String {
+        let libraries = self.libraries();
+        if libraries.is_empty() {
+            self.label.clone()
+        } else {
+            format!("{} · {}", self.label, libraries.join(", "))
+        }
+    }
+
     /// `hits/decided` as text, `-` when nothing decided.
     pub fn rate_text(&self) -> String {
         if self.not_applicable.is_some() {

@@ -49,6 +49,9 @@ pub struct RunOutcome {
     pub acquire_us: Histogram<u64>,
     /// Wall seconds the run took, cluster start and teardown included.
     pub wall_secs: f64,
+    /// The libraries the run's adapters named (`clients.txt`): which version really ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<String>,
 }
 
 fn ser_validity<S: serde::Serializer>(v: &Option<Validity>, s: S) -> Result<S::Ok, S::Error> {
@@ -76,6 +79,7 @@ impl RunOutcome {
             error: Some(error),
             acquire_us: latency_histogram(),
             wall_secs,
+            clients: Vec::new(),
         }
     }
 
@@ -96,6 +100,7 @@ impl RunOutcome {
             error: None,
             acquire_us: acquire_latencies(&dir.join(HISTORY))?,
             wall_secs,
+            clients: results::store::RunReader::open(dir).clients()?,
         })
     }
 

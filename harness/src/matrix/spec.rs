@@ -6,6 +6,10 @@
 //! meeting its expectation fails the matrix (exit 1): a recipe regressed, or a contrast stopped
 //! demonstrating its harm.
 //!
+//! A cell whose client is a shipped adapter may list `versions:` of its library: one row (and one
+//! set of seeds) per version, labelled `<client>@<version>-...`, so the table answers "from
+//! which release did this change?".
+//!
 //! ```yaml
 //! name: nightly
 //! seeds: [1, 2, 3]
@@ -79,6 +83,10 @@ struct RawCell {
     /// the holder mid-work, say).
     #[serde(default)]
     min_rate: Option<f64>,
+    /// Releases of the cell's client to run, one row each (`client: kazoo`, `versions: [2.10.0,
+    /// 2.11.0]`).
+    #[serde(default)]
+    versions: Vec<String>,
     #[serde(flatten)]
     test: RawTest,
 }
@@ -147,39 +155,14 @@ pub fn parse(text: &str) -> anyhow::Result<Matrix> {
         let expect = parse_expect(cell.expect.as_deref(), min_rate)
             .map_err(|e| anyhow::anyhow!("cell {n}: {e}"))?;
         let base = raw.defaults.clone().overlay(cell.test);
-        let plans = raw
-            .seeds
-            .iter()
-            .map(|&seed| {
-                config::validate(
-                    RawTest {
-                        seed: Some(seed),
-                        ..base.clone()
-                    },
-                    seed,
-                )
-                .map_err(|e| anyhow::anyhow!("cell {n}: {e}"))
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        let label = plans.first().map(|p| p.name.clone()).unwrap_or_default();
-        // Runs are named (and their containers labelled) `<matrix>-<cell>`: a matrix's runs are
-        // grouped in the store, and never share a Docker run id with an ad-hoc run of the same
-        // test (a run sweeps leftovers of its own id at start).
-        let plans = plans
-            .into_iter()
-            .map(|p| TestPlan {
-                name: format!("{}-{}", raw.name, p.name),
-                ..p
-            })
-            .collect();
-        if cells.iter().any(|c: &Cell| c.label == label) {
-            anyhow::bail!("cell {n}: {label} appears twice; give one a `name:`");
+        for (base, version) in by_version(n, base, &cell.versions)? {
+            let version = version.as_deref();
+            let cell = validate_cell(n, &raw.name, &raw.seeds, base, version, expect.clone())?;
+            if cells.iter().any(|c: &Cell| c.label == cell.label) {
+                anyhow::bail!("cell {n}: {} appears twice; give one a `name:`", cell.label);
+            }
+            cells.push(cell);
         }
-        cells.push(Cell {
-            label,
-            plans,
-            expect,
-        });
     }
     if cells.is_empty() {
         anyhow::bail!("cells: the matrix has no cells");
@@ -188,6 +171,87 @@ pub fn parse(text: &str) -> anyhow::Result<Matrix> {
         name: raw.name,
         seeds: raw.seeds,
         cells,
+    })
+}
+
+/// The cell's test once per listed version (its client named `<client>@<version>`), or once
+/// as written when it lists none.
+fn by_version(
+    n: usize,
+    base: RawTest,
+    versions: &[String],
+) -> anyhow::Result<Vec<(RawTest, Option<String>)>> {
+    if versions.is_empty() {
+        return Ok(vec![(base, None)]);
+    }
+    let client = match base.client.as_deref() {
+        Some(c) if !c.contains('@') => c.to_string(),
+        Some(c) => anyhow::bail!(
+            "cell {n}: versions: the client {c:?} already names a release; name the client \
+             bare (client: {}) and list the releases in versions",
+            c.split('@').next().unwrap_or(c)
+        ),
+        None => {
+            anyhow::bail!("cell {n}: versions: list releases of a shipped client (client: kazoo)")
+        }
+    };
+    Ok(versions
+        .iter()
+        .map(|v| {
+            let test = RawTest {
+                client: Some(format!("{client}@{v}")),
+                ..base.clone()
+            };
+            (test, Some(v.clone()))
+        })
+        .collect())
+}
+
+/// One row: the test validated for each seed, labelled by its test name (with the release
+/// after the client's name when the cell lists versions).
+fn validate_cell(
+    n: usize,
+    matrix: &str,
+    seeds: &[u64],
+    base: RawTest,
+    version: Option<&str>,
+    expect: Expectation,
+) -> anyhow::Result<Cell> {
+    let plans = seeds
+        .iter()
+        .map(|&seed| {
+            config::validate(
+                RawTest {
+                    seed: Some(seed),
+                    ..base.clone()
+                },
+                seed,
+            )
+            .map_err(|e| anyhow::anyhow!("cell {n}: {e}"))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let name = plans.first().map(|p| p.name.clone()).unwrap_or_default();
+    let label = match (version, plans.first()) {
+        (Some(v), Some(p)) => match name.strip_prefix(p.client.name()) {
+            Some(rest) => format!("{}@{v}{rest}", p.client.name()),
+            None => format!("{name}@{v}"),
+        },
+        _ => name,
+    };
+    // Runs are named (and their containers labelled) `<matrix>-<cell>`: a matrix's runs are
+    // grouped in the store, and never share a Docker run id with an ad-hoc run of the same test
+    // (a run sweeps leftovers of its own id at start).
+    let plans = plans
+        .into_iter()
+        .map(|p| TestPlan {
+            name: format!("{matrix}-{label}"),
+            ..p
+        })
+        .collect();
+    Ok(Cell {
+        label,
+        plans,
+        expect,
     })
 }
 
@@ -265,6 +329,48 @@ cells:
             e.contains("cell 1: expect: unknown anomaly kind \"ghosts\""),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_cell_with_versions_is_one_row_per_release() {
+        let m = parse(
+            "name: v
+seeds: [1]
+cells:
+  - { client: kazoo, versions: [2.10.0, 2.11.0], resource: strict, nemesis: [pause-holder], expect: safe }
+",
+        )
+        .unwrap();
+        let labels: Vec<&str> = m.cells.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "kazoo@2.10.0-strict-pause-holder",
+                "kazoo@2.11.0-strict-pause-holder"
+            ]
+        );
+        assert_eq!(
+            m.cells[1].plans[0].name,
+            "v-kazoo@2.11.0-strict-pause-holder"
+        );
+        let release = |c: &Cell| {
+            c.plans[0]
+                .client
+                .built_release()
+                .map(|(_, r)| r.version.clone())
+        };
+        assert_eq!(release(&m.cells[0]).as_deref(), Some("2.10.0"));
+        assert_eq!(m.cells[1].expect, Expectation::Safe);
+        let e = parse("name: v\nseeds: [1]\ncells:\n  - { recipe: zk-lock, versions: [1] }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("cell 1: versions: list releases"), "{e}");
+        let e = parse(
+            "name: v\nseeds: [1]\ncells:\n  - { client: kazoo@2.10.0, versions: [2.11.0] }\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("already names a release"), "{e}");
     }
 
     #[test]

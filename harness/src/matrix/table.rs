@@ -109,8 +109,12 @@ pub fn render(m: &MatrixReport) -> String {
             .collect();
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {}{} | {} | {} | {} / {} | {} | {} |",
+            "| `{}`{} | {} | {} | {}{} | {} | {} | {} / {} | {} | {} |",
             c.label,
+            match c.libraries() {
+                l if l.is_empty() => String::new(),
+                l => format!(" ({})", l.join(", ")),
+            },
             c.expect,
             status_text(c.status),
             c.rate_text(),
