@@ -106,6 +106,9 @@ fn header(s: &mut String, input: &ReportInput<'_>, model: &Timeline, class: &str
     if let Some(started) = input.started {
         let _ = write!(s, "<span>started <b>{}</b></span>", esc(started));
     }
+    for client in input.clients {
+        let _ = write!(s, "<span>library <b>{}</b></span>", esc(client));
+    }
     let faults = model.faults.len();
     let _ = write!(s, "<span>seed <b>{}</b></span><span>duration <b>{}</b></span><span>workers <b>{}</b></span><span>faults <b>{faults}</b></span><span>history <b>{}</b> events</span><span>resource log <b>{}</b> decisions</span></div>", input.seed, secs(model.end), model.lanes.len(), input.history.len(), input.resource.len());
     let _ = write!(

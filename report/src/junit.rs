@@ -46,9 +46,14 @@ pub fn junit_xml(input: &ReportInput<'_>) -> String {
         s,
         r#"  <testsuite name="{suite}" tests="{tests}" failures="{failures}" errors="{errors}" skipped="{skipped}" time="{time}">"#
     );
+    let clients: String = input
+        .clients
+        .iter()
+        .map(|c| format!(r#"<property name="library" value="{}"/>"#, esc(c)))
+        .collect();
     let _ = writeln!(
         s,
-        r#"    <properties><property name="seed" value="{}"/><property name="rerun" value="{}"/></properties>"#,
+        r#"    <properties><property name="seed" value="{}"/><property name="rerun" value="{}"/>{clients}</properties>"#,
         input.seed,
         esc(input.rerun)
     );

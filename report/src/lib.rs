@@ -58,6 +58,9 @@ pub struct ReportInput<'a> {
     pub checked: &'a [AnomalyKind],
     /// Process id → worker name, when the harness knows it; otherwise lanes come from `owner`s.
     pub process_workers: BTreeMap<u32, String>,
+    /// The lock libraries under test, as their adapters named themselves (`kazoo (kazoo
+    /// 2.11.0)`); empty for fencecheck's own recipes.
+    pub clients: &'a [String],
 }
 
 /// The files [`write_run_report`] wrote.

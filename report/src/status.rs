@@ -106,6 +106,7 @@ mod tests {
             verdict: &verdict,
             checked: &[AnomalyKind::StaleAcceptedWrite],
             process_workers: BTreeMap::new(),
+            clients: &[],
         };
         let by_kind = |k: AnomalyKind| kinds(&input).into_iter().find(|s| s.kind == k).unwrap();
         assert_eq!(

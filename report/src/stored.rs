@@ -23,6 +23,8 @@ pub struct StoredRun {
     pub history: Vec<Event>,
     pub resource: Vec<ResourceEntry>,
     pub verdict: Verdict,
+    /// The libraries the adapters reported (`clients.txt`), empty for a recipe.
+    pub clients: Vec<String>,
 }
 
 impl StoredRun {
@@ -34,6 +36,7 @@ impl StoredRun {
         let verdict = run.verdict()?;
         let history = run.history()?;
         let resource = run.resource_log()?;
+        let clients = run.clients()?;
         let dir_name = |p: &Path| {
             p.file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -59,6 +62,7 @@ impl StoredRun {
             history,
             resource,
             verdict,
+            clients,
         })
     }
 
@@ -76,6 +80,7 @@ impl StoredRun {
             verdict: &self.verdict,
             checked: &[],
             process_workers: Default::default(),
+            clients: &self.clients,
         }
     }
 }

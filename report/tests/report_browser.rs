@@ -94,6 +94,7 @@ fn chromium_renders_the_timeline_an_anomaly_and_its_evidence_and_saves_a_screens
         verdict: &run.verdict,
         checked: &run.checked,
         process_workers: BTreeMap::new(),
+        clients: &[],
     };
     let dir = run_dir();
     // A complete run directory (the logs and verdict beside the report), as the harness leaves it.

@@ -23,6 +23,7 @@ fn input<'a>(run: &'a common::Run, config: &'a serde_json::Value) -> ReportInput
         verdict: &run.verdict,
         checked: &run.checked,
         process_workers: BTreeMap::new(),
+        clients: &[],
     }
 }
 
@@ -264,6 +265,7 @@ fn an_empty_undecided_run_still_renders_and_says_why() {
         verdict: &verdict,
         checked: &[AnomalyKind::StaleAcceptedWrite],
         process_workers: BTreeMap::new(),
+        clients: &[],
     };
     let html = render_html(&input);
     assert!(html.contains(r#"id="verdict">UNKNOWN"#));
@@ -386,6 +388,7 @@ fn nemesis_events_as_the_executor_records_them() {
         verdict: &verdict,
         checked: &[],
         process_workers: BTreeMap::new(),
+        clients: &[],
     };
     let model = Timeline::build(&input);
     let faults: Vec<(&str, u64, u64)> = model
@@ -477,6 +480,7 @@ fn a_hold_bar_ends_at_an_info_of_its_process_as_the_checkers_hold_does() {
         verdict: &verdict,
         checked: &[],
         process_workers: BTreeMap::from([(1, "worker-1".into()), (7, "worker-2".into())]),
+        clients: &[],
     };
     let model = Timeline::build(&input);
     let bars: Vec<_> = model.lanes.iter().flat_map(|l| &l.holds).collect();

@@ -12,6 +12,9 @@ pub const RESULTS: &str = "results.json";
 pub const REPORT: &str = "report.html";
 pub const JUNIT: &str = "junit.xml";
 pub const HARNESS_LOG: &str = "harness.log";
+/// The lock libraries the workers' adapters named at their handshake, one line each
+/// (`kazoo (kazoo 2.11.0)`): which library and which version ran, as it reports itself.
+pub const CLIENTS: &str = "clients.txt";
 pub const NODES_DIR: &str = "nodes";
 
 /// A run directory that exists on disk.

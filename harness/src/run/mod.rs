@@ -93,6 +93,17 @@ pub fn execute_into(
         log.line(&format!("recording failed: {e:#}"));
     }
     prepare::finish(&dir.path, &recorded)?;
+    // The libraries the adapters named, kept beside the history for the report, JUnit and
+    // the matrix (`clients.txt`).
+    let clients = match plan.client.adapter() {
+        Some(_) => live.clients(),
+        None => Vec::new(),
+    };
+    if !clients.is_empty() {
+        let text: String = clients.iter().map(|c| format!("{c}\n")).collect();
+        std::fs::write(dir.file(layout::CLIENTS), text)
+            .with_context(|| format!("writing {}", layout::CLIENTS))?;
+    }
     if !dir.history().is_file() {
         progress.finish();
         return Err(recorded
@@ -106,10 +117,8 @@ pub fn execute_into(
     log.line(&format!("phases:\n{phases}"));
     eprint!("{phases}");
     // An adapter's library and the version that ran, as the library reported itself.
-    if plan.client.adapter().is_some() {
-        for client in live.clients() {
-            println!("client: {client}");
-        }
+    for client in &clients {
+        println!("client: {client}");
     }
     print!(
         "{}",

@@ -7,7 +7,7 @@ use super::lines::{for_each_line, stream_history_lines, stream_resource_log};
 use super::{CheckConfig, StoreError};
 use crate::event::Event;
 use crate::event_ref::{EventRef, ResourceRef};
-use crate::layout::{HISTORY, RESOURCE_LOG, RESULTS, TEST_YAML};
+use crate::layout::{CLIENTS, HISTORY, RESOURCE_LOG, RESULTS, TEST_YAML};
 use crate::resource_log::ResourceEntry;
 use crate::run_state::RunState;
 use crate::verdict::Verdict;
@@ -92,6 +92,19 @@ impl RunReader {
             path,
             message: e.to_string(),
         })
+    }
+
+    /// The libraries the adapters reported (`clients.txt`); empty for a recipe's run, or a run
+    /// whose workers never finished a handshake.
+    pub fn clients(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .text(CLIENTS)?
+            .unwrap_or_default()
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect())
     }
 
     /// `state.json`; `None` when the directory has none (made by hand, or by an older build).
