@@ -75,6 +75,14 @@ pub fn run(_args: Args) -> anyhow::Result<u8> {
                 .unwrap_or_else(|| "client image not built".into());
             println!("  {:<18} Debian {} (@debian): {version}", "", d.package);
         }
+        if a.providers.len() > 1 {
+            let all: Vec<&str> = a.providers.iter().map(|p| p.as_str()).collect();
+            println!(
+                "  {:<18} providers: {} (`--provider` picks one)",
+                "",
+                all.join(", ")
+            );
+        }
         println!("  {:<18} why: {}", "", a.why);
     }
     println!(

@@ -35,6 +35,12 @@ fn clients_lists_every_shipped_adapter_with_its_token() {
         ("redis-py", "redis", "8.1.0"),
         ("python-etcd3", "etcd", "debian"),
         ("python-redis-lock", "redis", "4.0.1"),
+        ("portalocker", "redis", "4.4.2"),
+        ("pottery", "redlock", "3.0.1"),
+        ("redis-py-asyncio", "redis", "8.1.0"),
+        ("etcd3gw", "etcd", "2.7.0"),
+        ("aetcd", "etcd", "1.0.0"),
+        ("tooz", "zookeeper", "9.1.0"),
     ] {
         let row = text
             .lines()
@@ -50,6 +56,10 @@ fn clients_lists_every_shipped_adapter_with_its_token() {
     assert!(
         text.contains("PyPI kazoo: known to work 2.10.0, 2.11.0"),
         "{text}"
+    );
+    assert!(
+        text.contains("providers: zookeeper, redis, etcd (`--provider` picks one)"),
+        "tooz runs over several backends: {text}"
     );
     assert!(
         text.contains("czxid") && text.contains("create revision"),
