@@ -7,6 +7,7 @@
 
 pub mod build;
 pub mod client;
+pub mod crate_build;
 pub mod version;
 pub mod wheels;
 

@@ -39,6 +39,16 @@ pub enum VersionError {
         wheels: String,
         why: String,
     },
+    #[error(
+        "building adapter {adapter} over {package} {version} with the host's cargo failed ({why}); \
+         `fencecheck clients` lists the releases known to work"
+    )]
+    Cargo {
+        adapter: String,
+        package: String,
+        version: String,
+        why: String,
+    },
     #[error("adapter {adapter} has no files compiled into this binary")]
     NoAdapter { adapter: String },
     #[error(transparent)]

@@ -56,6 +56,24 @@ pub fn run(_args: Args) -> anyhow::Result<u8> {
                 p.known.join(", ")
             );
         }
+        if let Some(c) = &a.cargo {
+            let here: Vec<&str> = releases_built
+                .iter()
+                .filter(|(adapter, _, _)| *adapter == a.name)
+                .map(|(_, v, _)| v.as_str())
+                .collect();
+            println!(
+                "  {:<18} crate {} (built by the host's cargo): known to work {}; built here: {}",
+                "",
+                c.package,
+                c.known.join(", "),
+                if here.is_empty() {
+                    "none yet".to_string()
+                } else {
+                    here.join(", ")
+                }
+            );
+        }
         if let Some(d) = &a.debian {
             // A library compiled into its adapter (etcd's Go client) leaves its Debian version
             // in the adapter's folder instead of an installed package.

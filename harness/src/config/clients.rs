@@ -6,6 +6,7 @@
 
 use super::plan::{Provider, RecipeKind};
 use containers::image::client::{adapter_file, ADAPTER_FILES};
+pub use containers::image::crate_build::CrateRelease;
 use containers::image::version::Holder;
 pub use containers::image::wheels::Requirement;
 use serde::Deserialize;
@@ -35,6 +36,25 @@ pub struct ShippedAdapter {
     pub debian: Option<DebianBuild>,
     /// Releases from PyPI, one image each (`@<version>`); the default when present.
     pub pypi: Option<PypiReleases>,
+    /// Releases of the crate a Rust adapter tests, built by the host's cargo, one image each.
+    pub cargo: Option<CargoReleases>,
+}
+
+/// The releases of the crate a Rust adapter is compiled against.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CargoReleases {
+    /// The crate's name on the registry.
+    pub package: String,
+    /// The release its `Cargo.toml` and `Cargo.lock` pin: what a bare name runs.
+    pub default: String,
+    /// The releases it is known to work with.
+    #[serde(default)]
+    pub known: Vec<String>,
+    /// The adapter's binary, as its `Cargo.toml` names it.
+    pub binary: String,
+    /// How the worker starts it inside the release's image.
+    pub command: String,
 }
 
 /// The library as Debian builds it, installed in the client image.
@@ -77,6 +97,7 @@ struct RawAdapter {
     why: String,
     debian: Option<DebianBuild>,
     pypi: Option<PypiReleases>,
+    cargo: Option<CargoReleases>,
 }
 
 /// Every shipped adapter, in name order.
@@ -111,16 +132,28 @@ pub fn shipped_adapter(name: &str) -> Option<ShippedAdapter> {
         why: raw.why,
         debian: raw.debian,
         pypi: raw.pypi,
+        cargo: raw.cargo,
     })
 }
 
 impl ShippedAdapter {
-    /// The release a bare name runs: PyPI's pinned default when the adapter has one, else
-    /// Debian's build.
+    /// The release a bare name runs: PyPI's (or the crate registry's) pinned default when the
+    /// adapter has one, else Debian's build.
     pub fn default_release(&self) -> Release {
-        match &self.pypi {
-            Some(p) => Release::Pypi(self.requirement(p, &p.default)),
-            None => Release::Debian,
+        match (&self.pypi, &self.cargo) {
+            (Some(p), _) => Release::Pypi(self.requirement(p, &p.default)),
+            (None, Some(c)) => Release::Crate(self.crate_release(c, &c.default)),
+            (None, None) => Release::Debian,
+        }
+    }
+
+    /// One release of a Rust adapter's crate.
+    pub fn crate_release(&self, cargo: &CargoReleases, version: &str) -> CrateRelease {
+        CrateRelease {
+            package: cargo.package.clone(),
+            version: version.to_string(),
+            default: cargo.default.clone(),
+            binary: cargo.binary.clone(),
         }
     }
 
@@ -138,6 +171,7 @@ impl ShippedAdapter {
         match release {
             Release::Debian => self.debian.as_ref().map(|d| d.command.as_str()),
             Release::Pypi(_) => self.pypi.as_ref().map(|p| p.command.as_str()),
+            Release::Crate(_) => self.cargo.as_ref().map(|c| c.command.as_str()),
             Release::Requirements(_) => None,
         }
     }
@@ -153,6 +187,9 @@ pub enum Release {
     Pypi(Requirement),
     /// A user's folder's `requirements.txt`, fetched the same way, in an image of its own.
     Requirements(Requirement),
+    /// A release of the crate a Rust adapter tests, compiled by the host's cargo, in its own
+    /// image (`@<version>`).
+    Crate(CrateRelease),
 }
 
 /// The word that names Debian's build after `@`.
@@ -164,6 +201,7 @@ impl Release {
         match self {
             Release::Debian => DEBIAN_RELEASE,
             Release::Pypi(r) => &r.version,
+            Release::Crate(r) => &r.version,
             Release::Requirements(_) => "requirements.txt",
         }
     }
@@ -259,6 +297,24 @@ impl LockClient {
         }
     }
 
+    /// A shipped Rust adapter's crate release: its name and what to build.
+    pub fn crate_release(&self) -> Option<(&str, &CrateRelease)> {
+        match self {
+            LockClient::Adapter(AdapterPlan {
+                name,
+                release: Some(Release::Crate(r)),
+                ..
+            }) => Some((name, r)),
+            _ => None,
+        }
+    }
+
+    /// Whether its workers' image is made when the run starts (from what the host fetched or
+    /// built), rather than named by the plan.
+    pub fn image_made_at_start(&self) -> bool {
+        self.built_release().is_some() || self.crate_release().is_some()
+    }
+
     /// Whether its workers run in the client image (every adapter in a container does).
     pub fn needs_client_image(&self) -> bool {
         matches!(self, LockClient::Adapter(a) if a.provider != Provider::Memory)
@@ -308,6 +364,7 @@ mod tests {
                 "python-redis-lock",
                 "redis-py-asyncio",
                 "redis-py",
+                "rslock",
                 "tooz"
             ]
         );
@@ -316,7 +373,10 @@ mod tests {
             for c in commands.into_iter().flatten() {
                 assert!(c.contains(&format!("/adapters/{}/", a.name)), "{a:?}");
             }
-            assert!(a.debian.is_some() || a.pypi.is_some(), "{a:?}");
+            assert!(
+                a.debian.is_some() || a.pypi.is_some() || a.cargo.is_some(),
+                "{a:?}"
+            );
             if let Some(p) = &a.pypi {
                 assert!(p.command.starts_with("/venv/bin/python "), "{a:?}");
                 assert!(p.known.contains(&p.default), "{a:?}");
@@ -345,6 +405,11 @@ mod tests {
             [Provider::Zookeeper, Provider::Redis, Provider::Etcd]
         );
         assert_eq!(kazoo.providers, [Provider::Zookeeper]);
+        let rslock = shipped_adapter("rslock").unwrap();
+        match rslock.default_release() {
+            Release::Crate(r) => assert_eq!((r.package.as_str(), r.version), ("rslock", r.default)),
+            other => panic!("rslock's default is a crate release, not {other:?}"),
+        }
         assert_eq!(
             shipped_adapter("portalocker").unwrap().token.is_some(),
             true

@@ -125,7 +125,7 @@ pub fn to_yaml(plan: &TestPlan) -> Result<String, String> {
         client_image: plan
             .client_image
             .as_deref()
-            .filter(|_| plan.client.built_release().is_none()),
+            .filter(|_| !plan.client.image_made_at_start()),
         memory_bugs: plan.memory_bugs.iter().map(|b| b.as_str()).collect(),
         nemesis_timeline: f.explicit.then(|| f.plan.lines()),
         fault_plan: f.plan.lines(),

@@ -5,7 +5,8 @@
 //! package, the version and the registry's answer (docs/design.md, "Exit codes").
 
 use crate::config::TestPlan;
-use containers::image::version::{self, Holder, VersionError};
+use containers::image::crate_build;
+use containers::image::version::{self, Holder, VersionError, VersionImage};
 use containers::image::BuildMethod;
 use std::time::Instant;
 
@@ -13,12 +14,25 @@ use std::time::Instant;
 /// requirements), building it when it is missing; plans of any other client are left as they
 /// are. Says on stderr what it did.
 pub fn prepare(plan: &mut TestPlan) -> Result<(), VersionError> {
-    let Some((holder, req)) = plan.client.built_release() else {
-        return Ok(());
-    };
     if plan.client_image.is_some() {
         return Ok(());
     }
+    if let Some((adapter, release)) = plan.client.crate_release() {
+        let what = format!("client {adapter}@{}", release.version);
+        let started = Instant::now();
+        let image = crate_build::ensure(adapter, release, |tag| {
+            eprintln!(
+                "fencecheck: {what}: building the adapter with the host's cargo and image {tag} \
+                 (the node image and the binary; a few minutes cold, once)"
+            )
+        })?;
+        said(&what, &image, started);
+        plan.client_image = Some(image.tag);
+        return Ok(());
+    }
+    let Some((holder, req)) = plan.client.built_release() else {
+        return Ok(());
+    };
     let req = req.clone();
     let what = match holder {
         Holder::Shipped(adapter) => format!("client {adapter}@{}", req.version),
@@ -35,6 +49,13 @@ pub fn prepare(plan: &mut TestPlan) -> Result<(), VersionError> {
              fetched wheels, no network inside; about a minute, once)"
         )
     })?;
+    said(&what, &image, started);
+    plan.client_image = Some(image.tag);
+    Ok(())
+}
+
+/// Whether the image was reused or built, and how long that took.
+fn said(what: &str, image: &VersionImage, started: Instant) {
     match image.method {
         BuildMethod::Reused => {
             eprintln!("fencecheck: {what}: image {} (present, reused)", image.tag)
@@ -45,6 +66,4 @@ pub fn prepare(plan: &mut TestPlan) -> Result<(), VersionError> {
             started.elapsed()
         ),
     }
-    plan.client_image = Some(image.tag);
-    Ok(())
 }

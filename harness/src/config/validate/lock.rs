@@ -118,7 +118,7 @@ fn shipped(
     let command = a.command(&release).ok_or_else(|| {
         err(
             "client",
-            format!("{name} has no Debian build: name a PyPI release ({name}@<version>)"),
+            format!("{name} has no Debian build: name a release ({name}@<version>)"),
         )
     })?;
     // An adapter over several backends runs on the one `--provider` names (the check below
@@ -145,15 +145,22 @@ fn release(a: &ShippedAdapter, asked: &str) -> Result<Release, ConfigError> {
     if asked == DEBIAN_RELEASE {
         return Ok(Release::Debian);
     }
-    let Some(pypi) = &a.pypi else {
-        return Err(err(
-            "client",
-            format!(
-                "{name}@{asked}: {name}'s library comes only from Debian's build here \
-                 ({name}@debian, or plain {name}); releases from a registry are for the Python \
-                 adapters"
-            ),
-        ));
+    let (release, registry) = match (&a.pypi, &a.cargo) {
+        (Some(p), _) => (Release::Pypi(a.requirement(p, asked)), "PyPI"),
+        (None, Some(c)) => (
+            Release::Crate(a.crate_release(c, asked)),
+            "the crate registry",
+        ),
+        (None, None) => {
+            return Err(err(
+                "client",
+                format!(
+                    "{name}@{asked}: {name}'s library comes only from Debian's build here \
+                     ({name}@debian, or plain {name}); releases from a registry are for the \
+                     Python and Rust adapters"
+                ),
+            ))
+        }
     };
     let valid = !asked.is_empty()
         && asked.len() <= 64
@@ -165,12 +172,13 @@ fn release(a: &ShippedAdapter, asked: &str) -> Result<Release, ConfigError> {
         return Err(err(
             "client",
             format!(
-                "{name}@{asked:?} is not a version of {} on PyPI (say {name}@{})",
-                pypi.package, pypi.default
+                "{name}@{asked:?} is not a version of {}'s library on {registry} (say {name}@{})",
+                name,
+                a.default_release().label()
             ),
         ));
     }
-    Ok(Release::Pypi(a.requirement(pypi, asked)))
+    Ok(release)
 }
 
 fn own(

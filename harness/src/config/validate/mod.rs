@@ -59,12 +59,11 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
     let names = naming::naming(&raw, provider, &client, resource, &faults)?;
     // A PyPI release's image is known only once its wheels are fetched: the run prepares it
     // (`run::release::prepare`) before any container starts.
-    let client_image =
-        (client.needs_client_image() && client.built_release().is_none()).then(|| {
-            raw.client_image
-                .clone()
-                .unwrap_or_else(containers::image::client_image_tag)
-        });
+    let client_image = (client.needs_client_image() && !client.image_made_at_start()).then(|| {
+        raw.client_image
+            .clone()
+            .unwrap_or_else(containers::image::client_image_tag)
+    });
     match (&raw.client_image, client.built_release()) {
         (Some(_), Some((Holder::Shipped(name), _))) => {
             return Err(err(
@@ -73,6 +72,13 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
                     "runs the adapter in an image of yours, with its python3: name \
                      client: {name}@debian with it, or drop client_image to run a PyPI release"
                 ),
+            ))
+        }
+        (Some(_), _) if client.crate_release().is_some() => {
+            return Err(err(
+                "client_image",
+                "a Rust adapter runs in the image of its crate's release, built here: drop \
+                 client_image",
             ))
         }
         (Some(_), Some((Holder::Own, _))) => {
