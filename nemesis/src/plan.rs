@@ -27,14 +27,10 @@ impl Step {
     }
 }
 
-/// A duration as one timeline word: `5s`, or `5878ms` when it is not whole seconds.
+/// A duration as one timeline word, in the one grammar of durations (`results::Dur`): `5s`, or
+/// `5878ms` when it is not whole seconds.
 pub fn format_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms.is_multiple_of(1000) {
-        format!("{}s", ms / 1000)
-    } else {
-        format!("{ms}ms")
-    }
+    results::Dur(d).to_string()
 }
 
 impl fmt::Display for Step {
@@ -73,8 +69,9 @@ fn duration(word: Option<&str>, what: &str) -> Result<Duration, LineError> {
     if word.starts_with('-') {
         return Err(LineError::Negative(word.to_string()));
     }
-    humantime::parse_duration(word)
-        .map_err(|e| LineError::Syntax(format!("bad {what} {word:?} ({e})")))
+    results::Dur::parse(word)
+        .map(results::Dur::get)
+        .map_err(|e| LineError::Syntax(format!("bad {what}: {e}")))
 }
 
 impl RawStep {

@@ -40,12 +40,18 @@ impl Dur {
 }
 
 impl fmt::Display for Dur {
+    /// The largest unit that writes the value exactly, so what is recorded parses back to
+    /// the value that was used (`250us` stays `250us`, not `0ms`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ms = self.0.as_millis();
-        if ms.is_multiple_of(1000) {
-            write!(f, "{}s", ms / 1000)
+        let ns = self.0.as_nanos();
+        if ns.is_multiple_of(1_000_000_000) {
+            write!(f, "{}s", ns / 1_000_000_000)
+        } else if ns.is_multiple_of(1_000_000) {
+            write!(f, "{}ms", ns / 1_000_000)
+        } else if ns.is_multiple_of(1_000) {
+            write!(f, "{}us", ns / 1_000)
         } else {
-            write!(f, "{ms}ms")
+            write!(f, "{ns}ns")
         }
     }
 }
@@ -80,6 +86,10 @@ mod tests {
         assert_eq!(Dur::parse("500ms").unwrap(), Dur::from_millis(500));
         assert_eq!(Dur::parse("1m30s").unwrap().to_string(), "90s");
         assert_eq!(Dur::from_millis(1500).to_string(), "1500ms");
+        // What is written parses back to what was used, below a millisecond too.
+        for text in ["250us", "10ns", "1500ms", "0s"] {
+            assert_eq!(Dur::parse(text).unwrap().to_string(), text);
+        }
         assert!(Dur::parse("-2s").unwrap_err().contains("negative"));
         assert!(Dur::parse("soon").unwrap_err().contains("2s"));
     }

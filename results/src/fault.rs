@@ -250,7 +250,7 @@ pub enum Scope {
 }
 
 /// The fault recorded when a node exited that no fault of the plan had stopped or killed
-/// (`start-node-died`, never stopped): a fault nobody healed.
+/// (`start-node-died`; `stop-node-died` only if someone starts it again): a fault nobody healed.
 pub const NODE_DIED: &str = "node-died";
 
 /// The fault recorded when a node's processes were frozen from outside the plan (`docker

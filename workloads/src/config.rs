@@ -3,6 +3,7 @@
 //! and says what to write instead.
 
 pub use crate::kinds::RecipeKind;
+use results::Dur;
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
@@ -126,29 +127,29 @@ pub struct RecipeConfig {
     pub acquire_timeout: Duration,
 }
 
-/// [`RecipeConfig`] as it is written: the recipe's name and each duration in humantime form
-/// (`2s`, `666ms 666us 666ns`), so a launch is readable in `docker inspect` and exact.
+/// [`RecipeConfig`] as it is written: the recipe's name and each duration in the one grammar of
+/// durations (`results::Dur`: `2s`, `666666666ns`), so a launch is readable in `docker inspect`
+/// and exact.
 #[derive(serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct WireConfig {
     recipe: String,
-    ttl: String,
-    renew_interval: String,
-    session_timeout: String,
-    op_timeout: String,
-    acquire_timeout: String,
+    ttl: Dur,
+    renew_interval: Dur,
+    session_timeout: Dur,
+    op_timeout: Dur,
+    acquire_timeout: Dur,
 }
 
 impl From<RecipeConfig> for WireConfig {
     fn from(c: RecipeConfig) -> Self {
-        let d = |d: Duration| humantime::format_duration(d).to_string();
         WireConfig {
             recipe: c.recipe.to_string(),
-            ttl: d(c.ttl),
-            renew_interval: d(c.renew_interval),
-            session_timeout: d(c.session_timeout),
-            op_timeout: d(c.op_timeout),
-            acquire_timeout: d(c.acquire_timeout),
+            ttl: Dur(c.ttl),
+            renew_interval: Dur(c.renew_interval),
+            session_timeout: Dur(c.session_timeout),
+            op_timeout: Dur(c.op_timeout),
+            acquire_timeout: Dur(c.acquire_timeout),
         }
     }
 }
@@ -156,16 +157,13 @@ impl From<RecipeConfig> for WireConfig {
 impl TryFrom<WireConfig> for RecipeConfig {
     type Error = String;
     fn try_from(w: WireConfig) -> Result<Self, String> {
-        let d = |field: &str, v: &str| {
-            humantime::parse_duration(v).map_err(|e| format!("{field}: {e} (got {v:?})"))
-        };
         let recipe: RecipeKind = w.recipe.parse().map_err(|e| format!("recipe: {e}"))?;
         RawRecipeConfig {
-            ttl: Some(d("ttl", &w.ttl)?),
-            renew_interval: Some(d("renew_interval", &w.renew_interval)?),
-            session_timeout: Some(d("session_timeout", &w.session_timeout)?),
-            op_timeout: Some(d("op_timeout", &w.op_timeout)?),
-            acquire_timeout: Some(d("acquire_timeout", &w.acquire_timeout)?),
+            ttl: Some(w.ttl.get()),
+            renew_interval: Some(w.renew_interval.get()),
+            session_timeout: Some(w.session_timeout.get()),
+            op_timeout: Some(w.op_timeout.get()),
+            acquire_timeout: Some(w.acquire_timeout.get()),
         }
         .validate(recipe)
         .map_err(|e| e.to_string())
@@ -187,7 +185,7 @@ fn invalid(field: &'static str, rule: impl Into<String>, got: Duration) -> Confi
     ConfigError::Invalid {
         field,
         rule: rule.into(),
-        got: humantime::format_duration(got).to_string(),
+        got: Dur(got).to_string(),
     }
 }
 
@@ -212,7 +210,7 @@ impl RawRecipeConfig {
                 "renew_interval",
                 format!(
                     "must be greater than 0 and less than ttl/2 = {}",
-                    humantime::format_duration(ttl / 2)
+                    Dur(ttl / 2)
                 ),
                 renew_interval,
             ));
@@ -231,10 +229,7 @@ impl RawRecipeConfig {
         if op_timeout.is_zero() || op_timeout >= ttl {
             return Err(invalid(
                 "op_timeout",
-                format!(
-                    "must be greater than 0 and less than ttl = {}",
-                    humantime::format_duration(ttl)
-                ),
+                format!("must be greater than 0 and less than ttl = {}", Dur(ttl)),
                 op_timeout,
             ));
         }
@@ -277,7 +272,8 @@ mod tests {
         .unwrap();
         let json = serde_json::to_value(&c).unwrap();
         assert_eq!(json["recipe"], "etcd-lease");
-        assert_eq!(json["acquire_timeout"], "1s 500ms");
+        assert_eq!(json["acquire_timeout"], "1500ms");
+        assert_eq!(json["renew_interval"], "666666667ns");
         assert_eq!(
             serde_json::from_value::<RecipeConfig>(json.clone()).unwrap(),
             c
