@@ -539,7 +539,7 @@ fn a_fault_on_the_holder_explains_the_next_grant_and_no_double_release_is_claime
     assert!(only(&v, DoubleRelease).is_empty(), "{:#?}", v.anomalies);
 }
 
-/// Review of issue 16: a hold ends at a lease-lost *for its lease* (DESIGN "Holds"). A late
+/// Review of issue 16: a hold ends at a lease-lost *for its lease* (docs/design.md, "Holds"). A late
 /// notice about the process's earlier lease must not end the hold it has now.
 #[test]
 fn a_late_lease_lost_for_an_earlier_lease_does_not_end_the_current_hold() {

@@ -156,4 +156,26 @@ fn no_file_cites_a_file_that_is_not_in_the_repository() {
         .filter(|f| std::fs::read_to_string(root.join(f)).is_ok_and(|t| t.contains("../shared/")))
         .collect();
     assert!(outside.is_empty(), "{outside:?} cite ../shared/");
+    // Nor by the bare name of a document the repository does not have (`DESIGN "Holds"`).
+    let bare: Vec<&String> = tracked
+        .iter()
+        .filter(|f| *f != "fencecheck/tests/cli/docs.rs")
+        .filter(|f| {
+            std::fs::read_to_string(root.join(f)).is_ok_and(|t| {
+                [
+                    "DESIGN \"",
+                    "(DESIGN",
+                    "DESIGN's",
+                    "STYLE rule",
+                    "PLATFORM facts",
+                ]
+                .iter()
+                .any(|w| t.contains(w))
+            })
+        })
+        .collect();
+    assert!(
+        bare.is_empty(),
+        "{bare:?} cite a design document by a name not in the repository"
+    );
 }
