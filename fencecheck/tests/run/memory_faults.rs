@@ -88,7 +88,7 @@ nemesis_timeline:
         ],
         "{faults:?}"
     );
-    // Each stop names what its start hit: the heal resumed and restarted exactly those.
+    // Each stop names what its start hit.
     assert_eq!(faults[0].1, faults[1].1);
     assert_eq!(faults[2].1, faults[3].1);
     assert_eq!(faults[4].1, faults[5].1);
@@ -110,6 +110,23 @@ nemesis_timeline:
             && e["owner"] != paused.as_str()
             && (pause..thaw).contains(&e["index"].as_u64().unwrap())),
         "no other worker was granted the lock during the pause of {paused}"
+    );
+    // The heal thawed it: frozen, it completed nothing; thawed, it was granted the lock again.
+    let by_paused = |range: std::ops::Range<u64>| {
+        h.iter().any(|e| {
+            e["f"] == "acquire"
+                && e["type"] == "ok"
+                && e["owner"] == paused.as_str()
+                && range.contains(&e["index"].as_u64().unwrap())
+        })
+    };
+    assert!(
+        !by_paused(pause..thaw),
+        "{paused} was granted the lock while frozen"
+    );
+    assert!(
+        by_paused(thaw..u64::MAX),
+        "{paused} never served again after the thaw"
     );
     // The killed worker's process ended in the history, and the worker came back after the
     // restart under a new process id, and was granted the lock again.

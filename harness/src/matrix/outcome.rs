@@ -5,7 +5,7 @@
 
 use anyhow::Context;
 use hdrhistogram::Histogram;
-use results::layout::{HISTORY, RESULTS};
+use results::store::RunReader;
 use results::{AnomalyKind, OpType, Process, Validity, Verdict, F};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -85,11 +85,8 @@ impl RunOutcome {
 
     /// Reads `results.json` and `history.jsonl` of a finished run.
     pub fn read(seed: u64, dir: &Path, wall_secs: f64) -> anyhow::Result<Self> {
-        let path = dir.join(RESULTS);
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        let verdict: Verdict = serde_json::from_str(&text)
-            .with_context(|| format!("{}: not a results.json", path.display()))?;
+        let run = RunReader::open(dir);
+        let verdict = run.verdict()?;
         Ok(Self {
             seed,
             dir: Some(dir.to_path_buf()),
@@ -98,9 +95,9 @@ impl RunOutcome {
             not_applicable: not_applicable(&verdict),
             unknown_reasons: verdict.unknown_reasons,
             error: None,
-            acquire_us: acquire_latencies(&dir.join(HISTORY))?,
+            acquire_us: acquire_latencies(&run)?,
             wall_secs,
-            clients: results::store::RunReader::open(dir).clients()?,
+            clients: run.clients()?,
         })
     }
 
@@ -167,10 +164,10 @@ pub fn not_applicable(verdict: &Verdict) -> BTreeMap<AnomalyKind, String> {
 /// Acquire latencies (µs) of a history: each worker process has at most one operation in
 /// flight (Jepsen semantics), so an acquire `ok` completes the process's last acquire `invoke`.
 /// Failed and indeterminate acquires are not latencies of a granted lock and are left out.
-pub fn acquire_latencies(history: &Path) -> anyhow::Result<Histogram<u64>> {
+pub fn acquire_latencies(run: &RunReader) -> anyhow::Result<Histogram<u64>> {
     let mut hist = latency_histogram();
     let mut pending: HashMap<u32, u64> = HashMap::new();
-    let read = results::store::stream_history(history, |e| {
+    let read = run.stream_history(|_, e| {
         let Process::Worker(p) = e.process else {
             return;
         };
@@ -198,9 +195,8 @@ pub fn acquire_latencies(history: &Path) -> anyhow::Result<Histogram<u64>> {
     match read {
         // A torn last line: the latencies before it stand (the verdict says the rest).
         Ok(_) | Err(results::store::StoreError::TornTail { .. }) => Ok(hist),
-        Err(e) => {
-            Err(e).with_context(|| format!("reading acquire latencies from {}", history.display()))
-        }
+        Err(e) => Err(e)
+            .with_context(|| format!("reading acquire latencies from {}", run.dir().display())),
     }
 }
 
@@ -273,7 +269,7 @@ mod tests {
             r#"{"index":6,"time":15000000,"process":3,"type":"ok","f":"acquire","lock":"l","owner":"w3","lease":"b","token":2}"#,
         ];
         std::fs::write(&path, lines.join("\n")).unwrap();
-        let h = acquire_latencies(&path).unwrap();
+        let h = acquire_latencies(&RunReader::open(dir.path())).unwrap();
         assert_eq!(h.len(), 2, "the indeterminate acquire is no latency");
         assert_eq!(h.min(), 2000);
         assert!(h.max() >= 4995 && h.max() <= 5005, "{}", h.max());

@@ -14,6 +14,11 @@ pub fn worker_launch(plan: &TestPlan, owner: &str) -> WorkerLaunch {
         LockClient::Recipe(_) => ClientLaunch::Recipe,
         LockClient::Adapter(a) => ClientLaunch::Adapter(AdapterLaunch {
             name: a.name.clone(),
+            release: a
+                .release
+                .as_ref()
+                .map(|r| r.label().to_string())
+                .unwrap_or_default(),
             command: a.command.clone(),
             // The user's own folder is mounted there in the worker's container.
             dir: a.dir.as_ref().map(|_| CLIENT_DIR_IN_CONTAINER.into()),

@@ -71,6 +71,11 @@ pub enum ClientLaunch {
 pub struct AdapterLaunch {
     /// The adapter's name in messages (a shipped adapter's folder name, or `own`).
     pub name: String,
+    /// Which build of its library the plan asked for (`2.11.0`, `debian`, `requirements.txt`),
+    /// empty when the plan names none; the worker's log says it beside what the library
+    /// reports of itself at the handshake.
+    #[serde(default)]
+    pub release: String,
     /// `sh -c <command>`, in `dir` when given.
     pub command: String,
     #[serde(default)]
@@ -241,6 +246,7 @@ impl WorkerLaunch {
         let d = adapter.described().clone();
         tracing::info!(
             adapter = %a.name,
+            release = %a.release,
             library = %d.library,
             version = %d.version,
             token = d.token.as_deref().unwrap_or("none"),
@@ -273,6 +279,7 @@ mod tests {
         WorkerLaunch {
             name: "worker-1".into(),
             client: ClientLaunch::Adapter(AdapterLaunch {
+                release: "2.11.0".into(),
                 name: "kazoo".into(),
                 command: "python3 /adapters/kazoo/adapter.py".into(),
                 dir: None,

@@ -17,7 +17,7 @@ pub fn faults(
     timing: &Timing,
     seed: u64,
 ) -> Result<Faults, ConfigError> {
-    let in_process = provider == Provider::Memory;
+    let in_process = provider.capabilities().in_process;
     let named: Vec<&String> = raw
         .nemesis
         .iter()
