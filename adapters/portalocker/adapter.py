@@ -22,6 +22,7 @@ text on stderr. See docs/adapters.md.
 """
 import collections
 import contextlib
+import inspect
 import json
 import logging
 import signal
@@ -34,6 +35,12 @@ import portalocker
 import redis
 from portalocker import exceptions as plexc
 from redis.exceptions import RedisError
+
+# Releases before 4.2 have no loss reporting (no on_lost, LockLostError or ensure_held) and none
+# before it has fencing: the adapter drives each release with what that release documents, and
+# reports what it lacks as lacking (no token, no events, no check), never makes it up.
+PARAMS = inspect.signature(portalocker.RedisLock.__init__).parameters
+LOST = tuple(e for e in [getattr(plexc, "LockLostError", None)] if e is not None)
 
 logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                     format="%(asctime)s portalocker-adapter %(levelname)s %(name)s: %(message)s")
@@ -120,8 +127,10 @@ class Adapter:
         self.style = opts.get("style", "calls")
         if self.style not in ("calls", "with"):
             return {"id": rid, "type": "fail", "error": "client option style must be 'calls' or 'with', not %r" % self.style}
-        self.fencing = bool(opts.get("fencing", True))
+        self.fencing = bool(opts.get("fencing", True)) and "fencing" in PARAMS
         self.self_check_interval = opts.get("self_check_interval")
+        if self.self_check_interval is not None and "self_check_interval" not in PARAMS:
+            return {"id": rid, "type": "fail", "error": "portalocker %s has no self_check_interval" % portalocker.__version__}
         host, _, port = req["endpoints"][0].rpartition(":")
         self.redis_kwargs = dict(host=host, port=int(port))
         self.channel = req["lock"]
@@ -142,14 +151,16 @@ class Adapter:
         return {"id": rid, "type": "ok", "library": "portalocker",
                 "version": "%s (redis-py %s)" % (portalocker.__version__, redis.__version__),
                 "token": "RedisLock(fencing=True).fence_token: INCR <channel>-fence per exclusive grant" if self.fencing else None,
-                "capabilities": ["release", "check", "events"]}
+                "capabilities": ["release"]
+                + (["check"] if hasattr(portalocker.RedisLock, "ensure_held") else [])
+                + (["events"] if "on_lost" in PARAMS else [])}
 
     def on_lost(self, lock):
         """portalocker's on_lost callback (runs on the lock's keep-alive thread)."""
         detail = "portalocker: lock on channel %r (holder %s) revoked while held" % (lock.channel, lock.holder_id)
         try:
             lock.ensure_held()
-        except plexc.LockLostError as e:
+        except LOST as e:
             detail = describe(e)
         emit({"event": "lost", "detail": detail})
 
@@ -157,9 +168,15 @@ class Adapter:
         if self.lock is not None:
             return {"id": rid, "type": "fail", "error": "already holding a lock; release first"}
         self.interrupted = None
+        extra = {}
+        if "on_lost" in PARAMS:
+            extra["on_lost"] = self.on_lost
+        if "fencing" in PARAMS:
+            extra["fencing"] = self.fencing
+        if self.self_check_interval is not None:
+            extra["self_check_interval"] = self.self_check_interval
         lock = portalocker.RedisLock(self.channel, redis_kwargs=dict(self.redis_kwargs),
-                                     timeout=self.timeout_s, on_lost=self.on_lost,
-                                     fencing=self.fencing, self_check_interval=self.self_check_interval)
+                                     timeout=self.timeout_s, **extra)
         try:
             if self.style == "with":
                 stack = contextlib.ExitStack()
@@ -189,11 +206,11 @@ class Adapter:
                 stack.close()  # RedisLock.__exit__: release(), then LockLostError if it was lost
             else:
                 lock.release()
-        except plexc.LockLostError as e:  # the with block's exit: revoked while held
+        except LOST as e:  # the with block's exit: revoked while held
             return {"id": rid, "type": "fail", "reason": "not-owner", "error": describe(e)}
         except Exception as e:
             return error_reply(rid, e)
-        if stack is None and lock.lost:  # the documented check after a bare release()
+        if stack is None and getattr(lock, "lost", False):  # the documented check after a bare release()
             return {"id": rid, "type": "fail", "reason": "not-owner",
                     "error": "RedisLock.lost is True after release(): the lock was revoked while held"}
         return {"id": rid, "type": "ok"}
@@ -203,7 +220,7 @@ class Adapter:
             return {"id": rid, "type": "ok", "held": False}
         try:
             self.lock.ensure_held()
-        except plexc.LockLostError as e:
+        except LOST as e:
             return {"id": rid, "type": "ok", "held": False, "error": describe(e)}
         except Exception as e:
             return error_reply(rid, e)

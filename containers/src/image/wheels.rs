@@ -158,7 +158,13 @@ pub fn fetch(req: &Requirement) -> Result<Fetched, FetchError> {
     if dir.join(COMPLETE).is_file() {
         return list(&dir);
     }
-    let partial = dir.with_extension(format!("partial-{}", std::process::id()));
+    // Its own folder per fetch: two threads of one process (a matrix with --jobs) may fetch at
+    // once, and a version's dots must not be taken for an extension.
+    static FETCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = FETCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut partial = dir.clone().into_os_string();
+    partial.push(format!(".partial-{}-{n}", std::process::id()));
+    let partial = PathBuf::from(partial);
     let _ = std::fs::remove_dir_all(&partial);
     std::fs::create_dir_all(&partial).map_err(|e| cache_error(&partial, e))?;
     let result = pip_download(req, &partial);

@@ -385,7 +385,12 @@ cells:
     #[test]
     fn the_shipped_matrix_files_parse_and_name_their_cells_by_client() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../matrix");
-        for file in ["nightly.yaml", "published.yaml", "libraries.yaml"] {
+        for file in [
+            "nightly.yaml",
+            "published.yaml",
+            "libraries.yaml",
+            "versions.yaml",
+        ] {
             let text = std::fs::read_to_string(root.join(file)).unwrap();
             let m = parse(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
             assert!(!m.cells.is_empty(), "{file}");
@@ -398,5 +403,15 @@ cells:
             .iter()
             .any(|c| c.label == "kazoo-none-isolate-holder"));
         assert!(m.cells.iter().any(|c| c.expect == Expectation::Unknown));
+        let text = std::fs::read_to_string(root.join("versions.yaml")).unwrap();
+        let m = parse(&text).unwrap();
+        assert!(m
+            .cells
+            .iter()
+            .any(|c| c.label == "redis-py@4.3.4-none-pause-holder"));
+        assert!(m
+            .cells
+            .iter()
+            .any(|c| c.label == "portalocker@4.1.0-unfenced-pause-holder"));
     }
 }

@@ -17,6 +17,11 @@ pub fn prepare(plan: &mut TestPlan) -> Result<(), VersionError> {
     if plan.client_image.is_some() {
         return Ok(());
     }
+    // One preparation at a time in this process: the runs of a matrix with --jobs that need
+    // the same release wait for the first to build it, then reuse it (and two builds never
+    // share a build folder or fight for the machine's two cores).
+    static PREPARING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = PREPARING.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((adapter, release)) = plan.client.crate_release() {
         let what = format!("client {adapter}@{}", release.version);
         let started = Instant::now();
