@@ -44,16 +44,22 @@ pub struct Args {
     #[arg(long, value_parser = one_of(RecipeKind::ALL.map(RecipeKind::as_str)))]
     pub recipe: Option<String>,
     /// A lock library under test, through its shipped adapter (`fencecheck clients` lists
-    /// them: kazoo, curator, etcd-concurrency, redis-py, python-etcd3); the provider follows.
+    /// them), `name` or `name@version`; the provider follows (--provider picks one of an
+    /// adapter over several backends, as tooz).
     #[arg(long, conflicts_with_all = ["recipe", "client_cmd"])]
     pub client: Option<String>,
     /// Your own adapter (docs/adapters.md): the command each worker starts, run with `sh -c` in
-    /// --client-dir inside the client image; needs --provider.
+    /// --client-dir (in the client image, or in an image of its own when the folder has a
+    /// requirements.txt); needs --provider.
     #[arg(long, conflicts_with = "recipe")]
     pub client_cmd: Option<String>,
     /// Your adapter's folder, mounted read-only into each worker at /client.
     #[arg(long, requires = "client_cmd")]
     pub client_dir: Option<PathBuf>,
+    /// Options passed to the adapter's init unchanged, as a JSON map (e.g. '{"style":"with"}';
+    /// each shipped adapter's adapter.yaml lists its own).
+    #[arg(long, value_parser = json_map)]
+    pub client_options: Option<serde_json::Value>,
     /// Protected resource (default strict; `none` is the unfenced contrast).
     #[arg(long, value_parser = one_of(ResourceKind::ALL.map(ResourceKind::as_str)))]
     pub resource: Option<String>,
@@ -100,6 +106,15 @@ pub struct Args {
     pub quiet: bool,
 }
 
+/// A JSON object, or why not.
+fn json_map(text: &str) -> Result<serde_json::Value, String> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v) if v.is_object() => Ok(v),
+        Ok(v) => Err(format!("{v} is not a JSON map; write e.g. '{{\"style\":\"with\"}}'")),
+        Err(e) => Err(format!("not JSON ({e}); write e.g. '{{\"style\":\"with\"}}'")),
+    }
+}
+
 impl Args {
     fn flags(&self) -> RawTest {
         RawTest {
@@ -109,6 +124,7 @@ impl Args {
             client: self.client.clone(),
             client_cmd: self.client_cmd.clone(),
             client_dir: self.client_dir.clone(),
+            client_options: self.client_options.clone(),
             resource: self.resource.clone(),
             workload: self.workload.clone(),
             counter_store: self.counter_store.clone(),
