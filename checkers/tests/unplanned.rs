@@ -40,7 +40,10 @@ fn a_node_that_died_and_never_came_back_makes_a_valid_run_unknown() {
         why.contains("node redis-1 died at") && why.contains("never came back"),
         "{why}"
     );
-    assert!(why.contains("% of the workload ran after it"), "{why}");
+    assert!(
+        why.contains("% of the workload's time ran after it"),
+        "{why}"
+    );
     assert_eq!(v.unplanned_node_exits().len(), 1);
     assert!(v.unplanned_lines()[0].contains("a fault nobody healed"));
 }

@@ -82,7 +82,7 @@ impl Unplanned {
             let after = last.saturating_sub(o.at) as f64 / span;
             verdict.unknown_reasons.push(format!(
                 "node {} died at {:.3}s outside the fault plan and never came back: {:.0}% of \
-                 the workload ran after it, against a lock service the test did not describe",
+                 the workload's time ran after it, against a system the test did not describe",
                 o.node,
                 o.at as f64 / 1e9,
                 after * 100.0

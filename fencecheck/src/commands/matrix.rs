@@ -28,6 +28,10 @@ pub struct Args {
     /// figures depend on the machine's load, which the table states.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub jobs: u16,
+    /// Run only the cells whose label contains one of these words (comma-separated, e.g.
+    /// `--cells portalocker,tooz-redis`): to re-run a cell, or the rows of one library.
+    #[arg(long, value_delimiter = ',')]
+    pub cells: Vec<String>,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -53,7 +57,18 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let path = &args.config;
     let text = std::fs::read_to_string(path)
         .map_err(|e| anyhow::anyhow!("{}: cannot read matrix file: {e}", path.display()))?;
-    let m = matrix::spec::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e:#}", path.display()))?;
+    let mut m =
+        matrix::spec::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e:#}", path.display()))?;
+    if !args.cells.is_empty() {
+        m.cells
+            .retain(|c| args.cells.iter().any(|w| c.label.contains(w.as_str())));
+        anyhow::ensure!(
+            !m.cells.is_empty(),
+            "--cells {}: no cell of {} has a label containing it",
+            args.cells.join(","),
+            path.display()
+        );
+    }
     let options = matrix::Options {
         config: path.display().to_string(),
         config_text: text.clone(),

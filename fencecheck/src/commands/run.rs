@@ -110,8 +110,12 @@ pub struct Args {
 fn json_map(text: &str) -> Result<serde_json::Value, String> {
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(v) if v.is_object() => Ok(v),
-        Ok(v) => Err(format!("{v} is not a JSON map; write e.g. '{{\"style\":\"with\"}}'")),
-        Err(e) => Err(format!("not JSON ({e}); write e.g. '{{\"style\":\"with\"}}'")),
+        Ok(v) => Err(format!(
+            "{v} is not a JSON map; write e.g. '{{\"style\":\"with\"}}'"
+        )),
+        Err(e) => Err(format!(
+            "not JSON ({e}); write e.g. '{{\"style\":\"with\"}}'"
+        )),
     }
 }
 

@@ -123,13 +123,19 @@ pub fn soak_one(
         .context("starting fencecheck run")?;
     let run_id = containers::docker::docker_safe(name);
     let container = containers::docker::container_name(&run_id, node);
-    let dir = if way == Way::Finish {
-        None
+    let (dir, way) = if way == Way::Finish {
+        (None, way)
     } else {
         let dir = wait_for_workload(&runs, &mut child)?;
         std::thread::sleep(Duration::from_millis(after_ms));
-        act(runtime, &mut child, way, &container)?;
-        dir
+        // A run that ended before it could be disturbed (its containers are gone: a `docker
+        // kill` would fail and end the soak) is judged as one left to finish.
+        if child.try_wait()?.is_some() {
+            (dir, Way::Finish)
+        } else {
+            act(runtime, &mut child, way, &container)?;
+            (dir, way)
+        }
     };
     let status = child.wait().context("waiting for the run")?;
     if way == Way::Sigkill {
