@@ -32,6 +32,9 @@ pub struct Args {
     /// `--cells portalocker,tooz-redis`): to re-run a cell, or the rows of one library.
     #[arg(long, value_delimiter = ',')]
     pub cells: Vec<String>,
+    /// Run only these of the file's seeds (comma-separated): a quicker pass over a long grid.
+    #[arg(long, value_delimiter = ',')]
+    pub seeds: Vec<u64>,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -59,6 +62,19 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .map_err(|e| anyhow::anyhow!("{}: cannot read matrix file: {e}", path.display()))?;
     let mut m =
         matrix::spec::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e:#}", path.display()))?;
+    if !args.seeds.is_empty() {
+        if let Some(s) = args.seeds.iter().find(|s| !m.seeds.contains(s)) {
+            anyhow::bail!(
+                "--seeds: {s} is not one of {}'s seeds ({:?})",
+                path.display(),
+                m.seeds
+            );
+        }
+        m.seeds.retain(|s| args.seeds.contains(s));
+        for c in &mut m.cells {
+            c.plans.retain(|p| args.seeds.contains(&p.seed));
+        }
+    }
     if !args.cells.is_empty() {
         m.cells
             .retain(|c| args.cells.iter().any(|w| c.label.contains(w.as_str())));
