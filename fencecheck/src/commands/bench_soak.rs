@@ -108,17 +108,53 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     })
 }
 
-/// Processes stopped (state T) on this machine: a pause nobody resumed.
-pub fn stopped_processes() -> u32 {
-    let Ok(out) = std::process::Command::new("ps")
-        .args(["-eo", "stat="])
-        .output()
-    else {
+/// Processes stopped (state T) on this machine that are this run's to resume: a pause nobody
+/// resumed. Stopped processes inside the containers of *other* fencecheck runs (a matrix
+/// running beside the soak pauses its own holders) are theirs, not this run's, and are not
+/// counted; any other stopped process is.
+pub fn stopped_processes(run_id: &str) -> u32 {
+    let ids = |filter: &str| -> Vec<String> {
+        std::process::Command::new("docker")
+            .args(["ps", "-aq", "--no-trunc", "--filter", filter])
+            .output()
+            .map(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let ours = ids(&format!("label=fencecheck.run={run_id}"));
+    let others: Vec<String> = ids("label=fencecheck.run")
+        .into_iter()
+        .filter(|id| !ours.contains(id))
+        .collect();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
         return 0;
     };
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|s| s.trim_start().starts_with('T'))
+    procs
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter(|e| {
+            // `pid (comm) S ...`: the state follows the last ')'.
+            std::fs::read_to_string(e.path().join("stat"))
+                .ok()
+                .and_then(|st| {
+                    st.rsplit_once(')')
+                        .map(|(_, rest)| rest.trim_start().starts_with('T'))
+                })
+                .unwrap_or(false)
+        })
+        .filter(|e| {
+            let cgroup = std::fs::read_to_string(e.path().join("cgroup")).unwrap_or_default();
+            !others.iter().any(|id| cgroup.contains(id.as_str()))
+        })
         .count() as u32
 }
 

@@ -169,7 +169,7 @@ pub fn soak_one(
         stage == Some(Stage::Completed),
     );
     let leftovers = runtime.block_on(leftovers(&run_id));
-    let stopped = super::bench_soak::stopped_processes();
+    let stopped = super::bench_soak::stopped_processes(&run_id);
     let mut outcome = Outcome {
         recipe,
         way,
