@@ -142,7 +142,7 @@ impl ShippedAdapter {
     pub fn default_release(&self) -> Release {
         match (&self.pypi, &self.cargo) {
             (Some(p), _) => Release::Pypi(self.requirement(p, &p.default)),
-            (None, Some(c)) => Release::Crate(self.crate_release(c, &c.default)),
+            (None, Some(c)) => Release::Crate(Box::new(self.crate_release(c, &c.default))),
             (None, None) => Release::Debian,
         }
     }
@@ -189,7 +189,7 @@ pub enum Release {
     Requirements(Requirement),
     /// A release of the crate a Rust adapter tests, compiled by the host's cargo, in its own
     /// image (`@<version>`).
-    Crate(CrateRelease),
+    Crate(Box<CrateRelease>),
 }
 
 /// The word that names Debian's build after `@`.
@@ -407,12 +407,11 @@ mod tests {
         assert_eq!(kazoo.providers, [Provider::Zookeeper]);
         let rslock = shipped_adapter("rslock").unwrap();
         match rslock.default_release() {
-            Release::Crate(r) => assert_eq!((r.package.as_str(), r.version), ("rslock", r.default)),
+            Release::Crate(r) => {
+                assert_eq!((r.package.as_str(), &r.version), ("rslock", &r.default))
+            }
             other => panic!("rslock's default is a crate release, not {other:?}"),
         }
-        assert_eq!(
-            shipped_adapter("portalocker").unwrap().token.is_some(),
-            true
-        );
+        assert!(shipped_adapter("portalocker").unwrap().token.is_some());
     }
 }

@@ -148,7 +148,7 @@ fn release(a: &ShippedAdapter, asked: &str) -> Result<Release, ConfigError> {
     let (release, registry) = match (&a.pypi, &a.cargo) {
         (Some(p), _) => (Release::Pypi(a.requirement(p, asked)), "PyPI"),
         (None, Some(c)) => (
-            Release::Crate(a.crate_release(c, asked)),
+            Release::Crate(Box::new(a.crate_release(c, asked))),
             "the crate registry",
         ),
         (None, None) => {
