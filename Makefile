@@ -7,9 +7,14 @@ CARGO ?= cargo
 run: image
 	$(CARGO) run --release --bin fencecheck -- run
 
-## Format check, clippy with warnings denied, and every test (container tests included).
-test: setup-test fmt clippy
-	$(CARGO) run --bin fencecheck -- image build
+## Format check, clippy with warnings denied, and every test (container tests included). The
+## node and client images build in the background meanwhile (scripts/images).
+test: setup-test fmt
+	$(CARGO) build --bin fencecheck
+	CARGO=$(CARGO) scripts/images start
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) test --workspace --no-run
+	CARGO=$(CARGO) scripts/images wait
 	$(CARGO) test --workspace
 
 ## Install the system packages a fresh machine lacks and start a Docker engine (scripts/setup).
