@@ -11,9 +11,11 @@
 //! exit 3 before any container starts. The tag hashes the node image's tag, the adapter's files
 //! and the release, so an unchanged release is reused without running cargo at all.
 
-use super::build::{image_present, BuildMethod, ImageError};
+use super::build::{image_present, BuildMethod};
 use super::client::ADAPTER_FILES;
-use super::version::{VersionError, VersionImage, VERSION_LABEL, VERSION_REPOSITORY_PREFIX};
+use super::version::{
+    labelled_build, VersionError, VersionImage, VERSION_LABEL, VERSION_REPOSITORY_PREFIX,
+};
 use super::wheels::cache_root;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -210,20 +212,9 @@ fn docker_build(
         .map_err(|e| fail(format!("{}: {e}", binary.display())))?;
     std::fs::write(dir.join("Dockerfile"), dockerfile(node, adapter))
         .map_err(|e| fail(e.to_string()))?;
-    let out = Command::new("docker")
-        .args(["build", "--label", VERSION_LABEL])
-        .arg("--label")
-        .arg(format!("fencecheck.adapter={adapter}"))
-        .arg("--label")
-        .arg(format!("fencecheck.version={}", release.version))
-        .args(["-t", tag])
-        .arg(dir)
-        .output()
-        .map_err(|e| ImageError::NoDockerCli(e.to_string()))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(fail(cargo_answer(&String::from_utf8_lossy(&out.stderr))))
+    match labelled_build(dir, tag, VERSION_LABEL, adapter, &release.version)? {
+        None => Ok(()),
+        Some(output) => Err(fail(cargo_answer(&output))),
     }
 }
 

@@ -285,25 +285,38 @@ fn docker_build(
         Holder::Shipped(_) => VERSION_LABEL,
         Holder::Own => OWN_LABEL,
     };
+    match labelled_build(dir, tag, label, adapter, &req.version)? {
+        None => Ok(()),
+        Some(output) => Err(build_error(adapter, req, fetched, build_answer(&output))),
+    }
+}
+
+/// `docker build -t <tag>` of `dir` with the labels `fencecheck clients` reads back (the kind of
+/// image, its adapter and version); `Some(output)` when the build failed.
+pub(super) fn labelled_build(
+    dir: &Path,
+    tag: &str,
+    kind: &str,
+    adapter: &str,
+    version: &str,
+) -> Result<Option<String>, ImageError> {
     let out = Command::new("docker")
-        .args(["build", "--label", label])
+        .args(["build", "--label", kind])
         .arg("--label")
         .arg(format!("fencecheck.adapter={adapter}"))
         .arg("--label")
-        .arg(format!("fencecheck.version={}", req.version))
+        .arg(format!("fencecheck.version={version}"))
         .args(["-t", tag])
         .arg(dir)
         .output()
         .map_err(|e| ImageError::NoDockerCli(e.to_string()))?;
-    if out.status.success() {
-        return Ok(());
-    }
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Err(build_error(adapter, req, fetched, build_answer(&text)))
+    Ok((!out.status.success()).then(|| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    }))
 }
 
 /// The lines of a failed build's output that say why (pip's `ERROR:` lines, docker's errors),
