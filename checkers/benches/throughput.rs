@@ -2,14 +2,18 @@
 //!
 //! ```text
 //! cargo bench -p checkers --bench throughput -- gen   <dir> <history-events>
-//! cargo bench -p checkers --bench throughput -- check <dir>      # fast path, best of 3, VmHWM
+//! cargo bench -p checkers --bench throughput -- check <dir> [--max-ratio R]  # best of 3, VmHWM
 //! cargo bench -p checkers --bench throughput -- parse <dir>      # parse only, best of 5
 //! cargo bench -p checkers --bench throughput -- profile <dir>    # parse + check x5, for perf
 //! cargo bench -p checkers --bench throughput -- serde <dir>      # serde_json path, for contrast
 //! ```
 //! `check` runs in its own process so its peak RSS (VmHWM) is the checker's alone. Times are
 //! both wall clock and this thread's CPU time: on a shared, loaded machine the CPU time is the
-//! honest "per core" figure.
+//! honest "per core" figure. Its regression guard is a ratio, not a speed: parse + check over the
+//! plain parse of the same files (the same streaming reader, no engine), three of each
+//! alternated in this process, best of each. A machine's speed moves both alike, so the ratio
+//! holds from one machine or hour to the next where events/s does not; `--max-ratio R` exits 1
+//! when it is above R.
 
 use checkers::synth::{generate_into, Item, Shape};
 use checkers::{CheckConfig, Engine};
@@ -89,11 +93,30 @@ fn report(what: &str, lines: u64, wall: Duration, cpu: Duration) {
     );
 }
 
-fn check(dir: &Path) {
+/// Best (least CPU) of the runs so far: (wall, cpu).
+fn keep_best(best: &mut Option<(Duration, Duration)>, wall: Duration, c: Duration) {
+    if best.is_none_or(|(_, bc)| c < bc) {
+        *best = Some((wall, c));
+    }
+}
+
+fn check(dir: &Path, max_ratio: Option<f64>) {
     let (h, r) = (dir.join("history.jsonl"), dir.join("resource.jsonl"));
     let mut best: Option<(Duration, Duration)> = None;
+    let mut baseline: Option<(Duration, Duration)> = None;
     let (mut lines, mut events) = (0, 0);
     for _ in 0..3 {
+        // The baseline: the same files through the same reader and parser, no engine.
+        let (w0, c0) = (Instant::now(), cpu());
+        stream_history(&h, |e| {
+            std::hint::black_box(e);
+        })
+        .expect("history");
+        stream_resource_log(&r, |e| {
+            std::hint::black_box(e);
+        })
+        .expect("resource");
+        keep_best(&mut baseline, w0.elapsed(), cpu() - c0);
         let (w0, c0) = (Instant::now(), cpu());
         let mut engine = Engine::new(&cfg());
         let nh = stream_history(&h, |e| engine.event(e)).expect("history");
@@ -105,18 +128,28 @@ fn check(dir: &Path) {
             v.anomalies.is_empty(),
             "a generated valid history must check valid"
         );
-        if best.is_none_or(|(_, bc)| c < bc) {
-            best = Some((wall, c));
-        }
+        keep_best(&mut best, wall, c);
     }
     let (wall, c) = best.unwrap_or_default();
+    let (base_wall, base) = baseline.unwrap_or_default();
     report("parse + check (fast path, best of 3)", lines, wall, c);
+    report(
+        "plain parse, same files (best of 3)",
+        lines,
+        base_wall,
+        base,
+    );
     // The figure the target is stated in: history events (their resource lines included in the
     // time, not in the count).
+    let ratio = c.as_secs_f64() / base.as_secs_f64().max(1e-9);
     println!(
-        "  = {events} history events: {:.2} M events/s per core",
+        "  = {events} history events: {:.2} M events/s per core; {ratio:.3}x the plain parse's cpu",
         events as f64 / c.as_secs_f64().max(1e-9) / 1e6
     );
+    if let Some(max) = max_ratio.filter(|&m| ratio > m) {
+        eprintln!("parse + check took {ratio:.3}x the plain parse: above --max-ratio {max}");
+        std::process::exit(1);
+    }
     let (w0, c0) = (Instant::now(), cpu());
     let mut n = 0u64;
     for_each_line(&h, |_, _| {
@@ -285,18 +318,21 @@ fn main() {
         .as_slice()
     {
         ["gen", dir, n] => gen(Path::new(dir), n.parse().expect("event count")),
-        ["check", dir] => check(Path::new(dir)),
+        ["check", dir] => check(Path::new(dir), None),
+        ["check", dir, "--max-ratio", r] => {
+            check(Path::new(dir), Some(r.parse().expect("a ratio, e.g. 2.5")))
+        }
         ["serde", dir] => serde(Path::new(dir)),
         ["profile", dir] => profile(Path::new(dir)),
         ["parse", dir] => parse(Path::new(dir)),
         _ => {
             eprintln!(
-                "usage: throughput gen <dir> <events> | check <dir> | parse <dir> | profile <dir> | serde <dir>"
+                "usage: throughput gen <dir> <events> | check <dir> [--max-ratio R] | parse <dir> | profile <dir> | serde <dir>"
             );
             // `cargo bench` without arguments (e.g. the whole workspace): a quick smoke run.
             let dir = std::env::temp_dir().join(format!("fc-throughput-{}", std::process::id()));
             gen(&dir, 100_000);
-            check(&dir);
+            check(&dir, None);
             let _ = std::fs::remove_dir_all(&dir);
         }
     }

@@ -25,12 +25,12 @@ struct Outage {
 pub(super) struct Unplanned {
     deaths: Vec<Outage>,
     freezes: Vec<Outage>,
-    first_time: Option<u64>,
 }
 
 impl Unplanned {
+    /// One nemesis event (the engine hands over no other: only a nemesis start or stop can
+    /// say what happened to a node).
     pub(super) fn event(&mut self, e: &EventRef<'_>) {
-        self.first_time.get_or_insert(e.time);
         let (list, start) = match &e.f {
             F::Start(f) if f == NODE_DIED => (&mut self.deaths, true),
             F::Stop(f) if f == NODE_DIED => (&mut self.deaths, false),
@@ -56,8 +56,14 @@ impl Unplanned {
     }
 
     /// Writes the outages into the verdict's stats and makes it unknown for each node that
-    /// died and never came back.
-    pub(super) fn finish(&self, verdict: &mut Verdict, last_time: Option<u64>) {
+    /// died and never came back; `first_time` and `last_time` are the history's first event's
+    /// time and its latest.
+    pub(super) fn finish(
+        &self,
+        verdict: &mut Verdict,
+        first_time: Option<u64>,
+        last_time: Option<u64>,
+    ) {
         let list = |outages: &[Outage]| -> Vec<serde_json::Value> {
             outages
                 .iter()
@@ -76,7 +82,7 @@ impl Unplanned {
                 .stats
                 .insert(UNPLANNED_NODE_FREEZES.into(), json!(freezes));
         }
-        let (first, last) = (self.first_time.unwrap_or(0), last_time.unwrap_or(0));
+        let (first, last) = (first_time.unwrap_or(0), last_time.unwrap_or(0));
         for o in self.deaths.iter().filter(|o| o.until.is_none()) {
             let span = last.saturating_sub(first).max(1) as f64;
             let after = last.saturating_sub(o.at) as f64 / span;

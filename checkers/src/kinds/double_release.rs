@@ -131,7 +131,11 @@ impl Checker for DoubleRelease {
 }
 
 impl DoubleRelease {
-    /// Decides the suspects this event settles (see the module doc).
+    /// Decides the suspects this event settles (see the module doc). Out of line, as
+    /// [`DoubleRelease::released`] is: a valid history has no suspect, and its events' path
+    /// stays small enough to inline.
+    #[cold]
+    #[inline(never)]
     fn judge(&mut self, p: u32, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
         let mut i = 0;
         while i < self.suspects.len() {
@@ -150,6 +154,7 @@ impl DoubleRelease {
         }
     }
 
+    #[inline(never)]
     fn released(
         &mut self,
         p: u32,
@@ -193,17 +198,18 @@ impl DoubleRelease {
         // — unless every such grant that is still open carries an older token: the releaser
         // then held the newest lease, and its release freed nothing but its own lock.
         let lost = latest.is_some_and(|l| l > a.index);
-        let newer_grants: Vec<_> = cx
+        if !lost {
+            return;
+        }
+        let mut newer_grants = cx
             .holds
             .open(lock)
             .iter()
             .filter(|h| h.process != p && h.index > a.index)
-            .collect();
-        let newest_was_ours = !newer_grants.is_empty()
-            && newer_grants
-                .iter()
-                .all(|h| release_suspects::older_lease(h, &a));
-        if !lost || newest_was_ours {
+            .peekable();
+        let newest_was_ours = newer_grants.peek().is_some()
+            && newer_grants.all(|h| release_suspects::older_lease(h, &a));
+        if newest_was_ours {
             return;
         }
         let victims = victims(cx, lock, p, &a, &self.disturbances);
