@@ -11,10 +11,10 @@ run: image
 ## node and client images build in the background meanwhile (scripts/images).
 test: setup-test fmt
 	$(CARGO) build --bin fencecheck
-	CARGO=$(CARGO) scripts/images start
+	scripts/images start
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) test --workspace --no-run
-	CARGO=$(CARGO) scripts/images wait
+	scripts/images wait
 	$(CARGO) test --workspace
 
 ## Install the system packages a fresh machine lacks and start a Docker engine (scripts/setup).
