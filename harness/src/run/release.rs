@@ -1,8 +1,10 @@
 //! A shipped adapter's PyPI release (or the `requirements.txt` of a user's own adapter folder),
 //! made ready before anything of the run starts: its wheels fetched on the host (or taken from
-//! the cache) and its image built, or reused while what went in is unchanged; the plan then names that image. A version the registry does not have, or a
-//! build that fails, stops here, before any container or run directory: exit 3 naming the
-//! package, the version and the registry's answer (docs/design.md, "Exit codes").
+//! the cache) and its image built, or reused while what went in is unchanged; the plan then
+//! names that image. A Rust adapter's crate release the same way, built by the host's cargo. A
+//! version the registry does not have, or a build that fails, stops here, before any container
+//! or run directory: exit 3 naming the package, the version and the registry's answer
+//! (docs/design.md, "Exit codes").
 
 use crate::config::TestPlan;
 use containers::image::crate_build;
@@ -42,10 +44,6 @@ pub fn prepare(plan: &mut TestPlan) -> Result<(), VersionError> {
     let what = match holder {
         Holder::Shipped(adapter) => format!("client {adapter}@{}", req.version),
         Holder::Own => format!("client {}: requirements.txt", plan.client.name()),
-    };
-    let holder = match holder {
-        Holder::Shipped(_) => Holder::Shipped(plan.client.name()),
-        Holder::Own => Holder::Own,
     };
     let started = Instant::now();
     let image = version::ensure(holder, &req, |tag| {
