@@ -120,6 +120,12 @@ pub struct CleanReport {
 /// killed or interrupted harness sent just before may still be completing in the engine (a
 /// container appearing after the listing), so it sweeps again until a listing comes back empty.
 pub async fn remove_by_run(docker: &Docker, run: Option<&str>) -> Result<CleanReport, DockerError> {
+    // One teardown at a time in this process (the tests of one binary run two at once, a
+    // matrix with --jobs too): Docker 20.10 was seen to keep a phantom endpoint on a network
+    // when two runs' containers were detached and removed at once, and such a network
+    // ("has active endpoints", none listed) cannot be removed until the engine restarts.
+    static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let _one = ONE_AT_A_TIME.lock().await;
     // A network keeps "active endpoints" until the engine has detached every removed container,
     // which takes seconds on a loaded machine (two runs at once, `matrix --jobs 2`: 3 s of
     // passes was seen to be too short): up to ~15 s of passes.
