@@ -31,13 +31,49 @@ pub struct Deployment {
     pub workers: Vec<Node>,
 }
 
+/// The environment variable whose value (letters, digits, dashes) starts every run id, so that
+/// two checkouts on one machine (two CI jobs, two worktrees) running the same test do not sweep
+/// each other's containers: the sweep at a run's start goes by run id.
+pub const RUN_PREFIX_VAR: &str = "FENCECHECK_RUN_PREFIX";
+
 /// A test name made safe as a Docker run id (the stale sweep at start uses it: re-running a test
-/// removes what an earlier, killed run of the same test left).
+/// removes what an earlier, killed run of the same test left), after the checkout's prefix.
 pub fn run_id(plan: &TestPlan) -> String {
+    run_id_after(&checkout_prefix(), plan)
+}
+
+/// The checkout's prefix from [`RUN_PREFIX_VAR`], made Docker-safe and at most 7 characters
+/// (empty when unset).
+pub fn checkout_prefix() -> String {
+    let prefix =
+        containers::docker::docker_safe(&std::env::var(RUN_PREFIX_VAR).unwrap_or_default());
+    let prefix = prefix.trim_matches('-');
+    prefix[..prefix.len().min(7)]
+        .trim_end_matches('-')
+        .to_string()
+}
+
+/// `id` after `prefix` (nothing when the prefix is empty), the whole at most 41 characters.
+pub fn after_prefix(prefix: &str, id: &str) -> String {
+    if prefix.is_empty() {
+        return id.to_string();
+    }
+    let mut id = id.to_string();
+    id.truncate(40 - prefix.len());
+    format!("{prefix}-{}", id.trim_matches('-'))
+}
+
+/// [`run_id`] after a given prefix (already made safe by [`checkout_prefix`]; empty: none).
+fn run_id_after(prefix: &str, plan: &TestPlan) -> String {
+    after_prefix(prefix, &test_run_id(plan, 40 - prefix.len()))
+}
+
+/// The run id of the test alone, at most `max` characters (a slotted id a few more).
+fn test_run_id(plan: &TestPlan, max: usize) -> String {
     let mut id = containers::docker::docker_safe(&plan.name);
     match plan.docker_slot {
         None => {
-            id.truncate(40);
+            id.truncate(max);
             id.trim_matches('-').to_string()
         }
         Some(slot) => {
@@ -45,7 +81,7 @@ pub fn run_id(plan: &TestPlan) -> String {
             let hash = plan.name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
                 (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
             });
-            id.truncate(30);
+            id.truncate(max.saturating_sub(10));
             format!("{}-{:06x}-j{slot}", id.trim_matches('-'), hash & 0xff_ffff)
         }
     }
