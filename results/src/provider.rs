@@ -2,7 +2,8 @@
 //! a test can take a lock from it, whether it has servers to start, and what it offers to the
 //! nemesis ([`Capabilities`]). Users name all of them with `provider` (`provider:` in YAML,
 //! `--provider`): memory is the provider that runs in the harness's own process, and postgres is
-//! today only the store a resource writes to. What a crate does with a provider (its default
+//! both the store a resource writes to and a lock service (advisory locks, through a client
+//! adapter: fencecheck has no recipe of its own for it). What a crate does with a provider (its default
 //! recipe, its cluster of containers) stays in that crate, as functions over this one enum.
 
 use std::fmt;
@@ -20,7 +21,8 @@ pub enum Provider {
     Redlock,
     /// Redis 7, a master with 2 replicas and 3 sentinels.
     RedisSentinel,
-    /// PostgreSQL 15, one server: a store for resources, not (yet) a lock service.
+    /// PostgreSQL 15, one server: a store for resources, and a lock service through its
+    /// advisory locks (a client adapter's: tooz).
     Postgres,
     /// The in-process lock service (no containers): for fast pipeline tests.
     Memory,
@@ -54,8 +56,6 @@ const IN_PROCESS: &str = "runs inside the harness's process, with no server to s
 struct Row {
     name: &'static str,
     aliases: &'static [&'static str],
-    /// Why a test cannot take its lock from it, if it cannot.
-    no_lock: Option<&'static str>,
     /// Why fencecheck starts no servers for it, if it starts none.
     no_servers: Option<&'static str>,
     leader: bool,
@@ -80,7 +80,6 @@ impl Provider {
         let servers = Row {
             name: "",
             aliases: &[],
-            no_lock: None,
             no_servers: None,
             leader: true,
             quorum: false,
@@ -118,10 +117,6 @@ impl Provider {
             },
             Provider::Postgres => Row {
                 name: "postgres",
-                no_lock: Some(
-                    "is a store for resources (the postgres resource and counter store), not a \
-                     lock provider",
-                ),
                 ..servers
             },
             Provider::Memory => Row {
@@ -144,11 +139,6 @@ impl Provider {
         self.row().aliases
     }
 
-    /// Why a test cannot take its lock from this provider, if it cannot (postgres, for now).
-    pub fn no_lock_because(self) -> Option<&'static str> {
-        self.row().no_lock
-    }
-
     /// Why fencecheck starts no servers for this provider, if it starts none (memory).
     pub fn no_servers_because(self) -> Option<&'static str> {
         self.row().no_servers
@@ -167,9 +157,10 @@ impl Provider {
         }
     }
 
-    /// The lock provider of this name (or short form): every provider but a mere store.
+    /// The lock provider of this name (or short form): every provider is one (postgres through
+    /// a client adapter's advisory locks).
     pub fn parse_lock(name: &str) -> Result<Provider, ProviderError> {
-        Self::parse_where(name, Provider::no_lock_because)
+        Self::parse_where(name, |_| None)
     }
 
     /// The provider of this name whose servers fencecheck can start: every one but memory.
@@ -235,11 +226,7 @@ mod tests {
     #[test]
     fn every_name_and_short_form_parses_back() {
         for p in Provider::ALL {
-            let parsed = match p {
-                Provider::Postgres => Provider::parse_with_servers(p.as_str()),
-                _ => Provider::parse_lock(p.as_str()),
-            };
-            assert_eq!(parsed, Ok(p));
+            assert_eq!(Provider::parse_lock(p.as_str()), Ok(p));
             for alias in p.aliases() {
                 assert_eq!(Provider::parse_lock(alias), Ok(p));
             }
@@ -266,24 +253,13 @@ mod tests {
         assert!(!err.contains("memory"), "{err}");
         let err = Provider::parse_lock("consul").unwrap_err().to_string();
         assert!(
-            err.contains("etcd, zookeeper, redis, redlock, redis-sentinel, memory"),
+            err.contains("etcd, zookeeper, redis, redlock, redis-sentinel, postgres, memory"),
             "{err}"
         );
     }
 
     #[test]
-    fn postgres_is_refused_as_a_lock_provider_and_memory_has_no_servers() {
-        let err = Provider::parse_lock("postgres").unwrap_err().to_string();
-        assert!(
-            err.starts_with("postgres is a store for resources"),
-            "{err}"
-        );
-        assert!(
-            err.ends_with(
-                "expected one of etcd, zookeeper, redis, redlock, redis-sentinel, memory"
-            ),
-            "{err}"
-        );
+    fn memory_has_no_servers() {
         let err = Provider::parse_with_servers("memory")
             .unwrap_err()
             .to_string();

@@ -15,14 +15,11 @@ fn one_of(names: impl IntoIterator<Item = &'static str>) -> PossibleValuesParser
     PossibleValuesParser::new(names)
 }
 
-/// Every provider with its short forms; one that is no lock service (postgres) is accepted but
-/// not listed, so that validation refuses it saying what it is.
+/// Every provider with its short forms.
 fn providers() -> PossibleValuesParser {
-    PossibleValuesParser::new(Provider::ALL.map(|p| {
-        PossibleValue::new(p.as_str())
-            .aliases(p.aliases().iter().copied())
-            .hide(p.no_lock_because().is_some())
-    }))
+    PossibleValuesParser::new(
+        Provider::ALL.map(|p| PossibleValue::new(p.as_str()).aliases(p.aliases().iter().copied())),
+    )
 }
 
 /// Arguments of `fencecheck run`. With none, the default test: etcd-lease, strict resource,

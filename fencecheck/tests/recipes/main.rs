@@ -4,6 +4,7 @@
 mod support;
 
 mod etcd;
+mod pg;
 mod redis;
 mod redlock;
 mod sentinel;

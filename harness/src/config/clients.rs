@@ -264,11 +264,10 @@ impl LockClient {
     }
 
     /// The recipe whose rules the timing follows: the recipe itself, or for an adapter its
-    /// provider's default recipe (etcd leases are whole seconds for every etcd client); none for
-    /// an adapter of a provider that is no lock service.
-    pub fn rules(&self) -> Option<RecipeKind> {
+    /// provider's default recipe (etcd leases are whole seconds for every etcd client).
+    pub fn rules(&self) -> RecipeKind {
         match self {
-            LockClient::Recipe(r) => Some(*r),
+            LockClient::Recipe(r) => *r,
             LockClient::Adapter(a) => RecipeKind::default_for(a.provider),
         }
     }
@@ -402,7 +401,12 @@ mod tests {
         let tooz = shipped_adapter("tooz").unwrap();
         assert_eq!(
             tooz.providers,
-            [Provider::Zookeeper, Provider::Redis, Provider::Etcd]
+            [
+                Provider::Zookeeper,
+                Provider::Redis,
+                Provider::Etcd,
+                Provider::Postgres
+            ]
         );
         assert_eq!(kazoo.providers, [Provider::Zookeeper]);
         let rslock = shipped_adapter("rslock").unwrap();

@@ -397,7 +397,7 @@ cells:
         }
         let text = std::fs::read_to_string(root.join("libraries.yaml")).unwrap();
         let m = parse(&text).unwrap();
-        assert_eq!(m.cells.len(), 112);
+        assert_eq!(m.cells.len(), 116);
         assert!(m
             .cells
             .iter()

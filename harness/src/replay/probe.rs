@@ -36,9 +36,12 @@ pub async fn expired(cluster: &ClusterHandle, lock: &str, lease: &str) -> Result
                 .ok_or("the sentinels name no master right now")?;
             redis_expired(&[master], lock, lease).await
         }
-        Provider::Postgres | Provider::Memory => {
-            Err(format!("{} holds no leases to probe", cluster.provider))
-        }
+        Provider::Postgres => Err(
+            "postgres's advisory locks have no lease to wait for: one lasts \
+                                   as long as its holder's session"
+                .to_string(),
+        ),
+        Provider::Memory => Err(format!("{} holds no leases to probe", cluster.provider)),
     }
 }
 

@@ -98,8 +98,12 @@ pub async fn start_clusters(
         Workload::FencedWrite => (Some(plan.resource), None),
         Workload::Counter(store) => (None, Some(store)),
     };
-    let needs_postgres =
-        resource == Some(ResourceKind::Postgres) || counter == Some(CounterStore::Postgres);
+    // A store the lock service already is (Redis, PostgreSQL) is not started twice: the resource
+    // writes to the lock service's own server, as an application keeping its lock and its data
+    // in one database does.
+    let needs_postgres = (resource == Some(ResourceKind::Postgres)
+        || counter == Some(CounterStore::Postgres))
+        && system != Provider::Postgres;
     let needs_redis = (resource == Some(ResourceKind::RedisFenced)
         || counter == Some(CounterStore::Redis))
         && system != Provider::Redis;

@@ -16,11 +16,12 @@ pub enum RecipeKind {
     RedisLockDel,
     Redlock,
     RedisSentinel,
+    PgAdvisory,
     Memory,
 }
 
 impl RecipeKind {
-    pub const ALL: [RecipeKind; 8] = [
+    pub const ALL: [RecipeKind; 9] = [
         RecipeKind::EtcdLease,
         RecipeKind::EtcdLock,
         RecipeKind::ZkLock,
@@ -28,6 +29,7 @@ impl RecipeKind {
         RecipeKind::RedisLockDel,
         RecipeKind::Redlock,
         RecipeKind::RedisSentinel,
+        RecipeKind::PgAdvisory,
         RecipeKind::Memory,
     ];
 
@@ -40,6 +42,7 @@ impl RecipeKind {
             RecipeKind::RedisLockDel => "redis-lock-del",
             RecipeKind::Redlock => "redlock",
             RecipeKind::RedisSentinel => "redis-sentinel",
+            RecipeKind::PgAdvisory => "pg-advisory",
             RecipeKind::Memory => "memory",
         }
     }
@@ -52,6 +55,7 @@ impl RecipeKind {
             RecipeKind::RedisLock | RecipeKind::RedisLockDel => Provider::Redis,
             RecipeKind::Redlock => Provider::Redlock,
             RecipeKind::RedisSentinel => Provider::RedisSentinel,
+            RecipeKind::PgAdvisory => Provider::Postgres,
             RecipeKind::Memory => Provider::Memory,
         }
     }
@@ -66,18 +70,17 @@ impl RecipeKind {
         self.provider() == Provider::Etcd
     }
 
-    /// The recipe a test runs when it names only its provider; none for a provider that is no
-    /// lock service (postgres).
-    pub fn default_for(provider: Provider) -> Option<RecipeKind> {
-        Some(match provider {
+    /// The recipe a test runs when it names only its provider.
+    pub fn default_for(provider: Provider) -> RecipeKind {
+        match provider {
             Provider::Etcd => RecipeKind::EtcdLease,
             Provider::Zookeeper => RecipeKind::ZkLock,
             Provider::Redis => RecipeKind::RedisLock,
             Provider::Redlock => RecipeKind::Redlock,
             Provider::RedisSentinel => RecipeKind::RedisSentinel,
             Provider::Memory => RecipeKind::Memory,
-            Provider::Postgres => return None,
-        })
+            Provider::Postgres => RecipeKind::PgAdvisory,
+        }
     }
 }
 
@@ -99,12 +102,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_lock_provider_has_a_default_recipe_that_runs_on_it() {
+    fn every_provider_has_a_default_recipe_that_runs_on_it() {
         for p in Provider::ALL {
-            match RecipeKind::default_for(p) {
-                Some(r) => assert_eq!(r.provider(), p),
-                None => assert!(p.no_lock_because().is_some(), "{p} has no recipe"),
-            }
+            assert_eq!(RecipeKind::default_for(p).provider(), p);
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod etcd_keeper;
 pub mod etcd_lease;
 pub mod etcd_lock;
 pub mod memory;
+pub mod pg_advisory;
 pub mod redis_conn;
 pub mod redis_lock;
 pub mod redis_lock_del;
@@ -19,7 +20,8 @@ use crate::config::{RecipeConfig, RecipeKind};
 use std::sync::Arc;
 
 /// Where a recipe's provider is: `host:port` endpoints (etcd members, ZooKeeper servers, one
-/// Redis server, the Redlock masters, or the sentinels) and the sentinels' master name.
+/// Redis server, the Redlock masters, the sentinels, or one PostgreSQL server) and the
+/// sentinels' master name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     pub endpoints: Vec<String>,
@@ -45,7 +47,7 @@ pub async fn connect(
         match eps.as_slice() {
             [e] => Ok(e),
             _ => Err(format!(
-                "recipe {} talks to exactly one Redis server, got {} endpoints",
+                "recipe {} talks to exactly one server, got {} endpoints",
                 cfg.recipe,
                 eps.len()
             )),
@@ -76,6 +78,7 @@ pub async fn connect(
             owner,
             cfg,
         )?),
+        RecipeKind::PgAdvisory => Arc::new(pg_advisory::PgAdvisory::new(one()?, owner, cfg)?),
         RecipeKind::Memory => {
             Arc::new(MemoryLockService::default().client(owner, cfg.ttl, cfg.acquire_timeout))
         }

@@ -58,9 +58,7 @@ pub fn provider_and_client(raw: &RawTest) -> Result<(Provider, LockClient), Conf
             Some(r) => r
                 .parse::<RecipeKind>()
                 .map_err(|e| err("recipe", e.to_string()))?,
-            None => provider
-                .map_or(Some(RecipeKind::EtcdLease), RecipeKind::default_for)
-                .ok_or_else(|| err("provider", "has no recipe of fencecheck's; name a client"))?,
+            None => provider.map_or(RecipeKind::EtcdLease, RecipeKind::default_for),
         };
         LockClient::Recipe(recipe)
     };

@@ -47,13 +47,7 @@ pub const DEFAULT_TIME_LIMIT: super::Dur = super::Dur(std::time::Duration::from_
 pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError> {
     let seed = raw.seed.unwrap_or(random_seed);
     let (provider, client) = lock::provider_and_client(&raw)?;
-    let rules = client.rules().ok_or_else(|| {
-        err(
-            "provider",
-            format!("{provider} has no lock recipe to take timing rules from"),
-        )
-    })?;
-    let timing = timing::timing(&raw, rules)?;
+    let timing = timing::timing(&raw, client.rules())?;
     let (resource, workload, writes_per_hold) = writes::writes(&raw, provider, &client)?;
     let faults = faults::faults(&raw, provider, workload, &timing, seed)?;
     let names = naming::naming(&raw, provider, &client, resource, &faults)?;

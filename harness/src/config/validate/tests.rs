@@ -74,15 +74,7 @@ fn nonsense_is_rejected_with_the_field_and_what_to_write() {
                 ..raw()
             },
             "provider",
-            "etcd, zookeeper, redis, redlock, redis-sentinel, memory",
-        ),
-        (
-            RawTest {
-                provider: Some("postgres".into()),
-                ..raw()
-            },
-            "provider",
-            "postgres is a store for resources",
+            "etcd, zookeeper, redis, redlock, redis-sentinel, postgres, memory",
         ),
         (
             RawTest {
