@@ -8,6 +8,7 @@
 pub mod build;
 pub mod client;
 pub mod crate_build;
+pub mod own_crate;
 pub mod version;
 pub mod wheels;
 

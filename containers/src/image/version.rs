@@ -49,6 +49,8 @@ pub enum VersionError {
         version: String,
         why: String,
     },
+    #[error("building your adapter in {folder} with the host's cargo failed: {why}")]
+    OwnCargo { folder: String, why: String },
     #[error("adapter {adapter} has no files compiled into this binary")]
     NoAdapter { adapter: String },
     #[error(transparent)]

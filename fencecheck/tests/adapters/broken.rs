@@ -1,7 +1,8 @@
 //! Adapters that are not the shipped ones, in a real container: one that breaks the protocol
 //! stops the run with exit 3 naming it and its line; one that reports no token where the
 //! resource needs one is refused at its handshake; the example of docs/adapters.md runs as
-//! written; a replay runs its actors on the library it names.
+//! written, and so does its Rust twin (built by the host's cargo); a replay runs its actors on
+//! the library it names.
 
 use super::{explain, fencecheck, history, latest_run};
 
@@ -68,6 +69,39 @@ fn the_example_adapter_runs_as_the_docs_write_it() {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", explain(&out));
+    let acquired = history(&latest_run(&root))
+        .iter()
+        .filter(|e| e["f"] == "acquire" && e["type"] == "ok" && e["token"].is_u64())
+        .count();
+    assert!(acquired >= 10, "{acquired} acquisitions");
+}
+
+/// A user's own Rust adapter (docs/example-adapter-rust, a Cargo.toml naming the `redis` crate,
+/// which no image has): the host's cargo builds it, its binary is on PATH in an image of its
+/// own, and the run takes the lock through it.
+#[test]
+fn the_rust_example_adapter_is_built_by_the_host_s_cargo_and_runs() {
+    let root = crate::support::infra::fresh_root("adapters", "example-rust");
+    let out = fencecheck(
+        &root,
+        &[
+            "run",
+            "--provider",
+            "redis",
+            "--client-cmd",
+            "my-lock-adapter",
+            "--client-dir",
+            "docs/example-adapter-rust",
+            "--quiet",
+            "--nemesis",
+            "none",
+            "--time-limit",
+            "8s",
+        ],
+    );
+    let text = explain(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("Cargo.toml: "), "{text}");
     let acquired = history(&latest_run(&root))
         .iter()
         .filter(|e| e["f"] == "acquire" && e["type"] == "ok" && e["token"].is_u64())

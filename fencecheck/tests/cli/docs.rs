@@ -58,7 +58,7 @@ fn clients_lists_every_shipped_adapter_with_its_token() {
         "{text}"
     );
     assert!(
-        text.contains("providers: zookeeper, redis, etcd (`--provider` picks one)"),
+        text.contains("providers: zookeeper, redis, etcd, postgres (`--provider` picks one)"),
         "tooz runs over several backends: {text}"
     );
     assert!(

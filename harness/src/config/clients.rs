@@ -172,7 +172,7 @@ impl ShippedAdapter {
             Release::Debian => self.debian.as_ref().map(|d| d.command.as_str()),
             Release::Pypi(_) => self.pypi.as_ref().map(|p| p.command.as_str()),
             Release::Crate(_) => self.cargo.as_ref().map(|c| c.command.as_str()),
-            Release::Requirements(_) => None,
+            Release::Requirements(_) | Release::OwnCrate => None,
         }
     }
 }
@@ -190,6 +190,9 @@ pub enum Release {
     /// A release of the crate a Rust adapter tests, compiled by the host's cargo, in its own
     /// image (`@<version>`).
     Crate(Box<CrateRelease>),
+    /// A user's folder's `Cargo.toml`: its package compiled by the host's cargo, its binaries
+    /// on PATH in an image of their own.
+    OwnCrate,
 }
 
 /// The word that names Debian's build after `@`.
@@ -203,6 +206,7 @@ impl Release {
             Release::Pypi(r) => &r.version,
             Release::Crate(r) => &r.version,
             Release::Requirements(_) => "requirements.txt",
+            Release::OwnCrate => "Cargo.toml",
         }
     }
 }
@@ -308,10 +312,25 @@ impl LockClient {
         }
     }
 
+    /// A user's adapter folder with a `Cargo.toml`: the adapter's name and the folder.
+    pub fn own_crate(&self) -> Option<(&str, &std::path::Path)> {
+        match self {
+            LockClient::Adapter(AdapterPlan {
+                name,
+                release: Some(Release::OwnCrate),
+                dir: Some(dir),
+                ..
+            }) => Some((name, dir)),
+            _ => None,
+        }
+    }
+
     /// Whether its workers' image is made when the run starts (from what the host fetched or
     /// built), rather than named by the plan.
     pub fn image_made_at_start(&self) -> bool {
-        self.built_release().is_some() || self.crate_release().is_some()
+        self.built_release().is_some()
+            || self.crate_release().is_some()
+            || self.own_crate().is_some()
     }
 
     /// Whether its workers run in the client image (every adapter in a container does).

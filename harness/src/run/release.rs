@@ -1,15 +1,16 @@
 //! A shipped adapter's PyPI release (or the `requirements.txt` of a user's own adapter folder),
 //! made ready before anything of the run starts: its wheels fetched on the host (or taken from
 //! the cache) and its image built, or reused while what went in is unchanged; the plan then
-//! names that image. A Rust adapter's crate release the same way, built by the host's cargo. A
+//! names that image. A Rust adapter's crate release the same way, built by the host's cargo, and
+//! a user's own folder with a `Cargo.toml` (its package built by the host's cargo). A
 //! version the registry does not have, or a build that fails, stops here, before any container
 //! or run directory: exit 3 naming the package, the version and the registry's answer
 //! (docs/design.md, "Exit codes").
 
 use crate::config::TestPlan;
-use containers::image::crate_build;
 use containers::image::version::{self, Holder, VersionError, VersionImage};
 use containers::image::BuildMethod;
+use containers::image::{crate_build, own_crate};
 use std::time::Instant;
 
 /// Sets `plan.client_image` to the image of its adapter's PyPI release (or of its own folder's
@@ -31,6 +32,19 @@ pub fn prepare(plan: &mut TestPlan) -> Result<(), VersionError> {
             eprintln!(
                 "fencecheck: {what}: building the adapter with the host's cargo and image {tag} \
                  (the node image and the binary; a few minutes cold, once)"
+            )
+        })?;
+        said(&what, &image, started);
+        plan.client_image = Some(image.tag);
+        return Ok(());
+    }
+    if let Some((name, dir)) = plan.client.own_crate() {
+        let what = format!("client {name}: Cargo.toml");
+        let started = Instant::now();
+        let image = own_crate::ensure(dir, name, |tag| {
+            eprintln!(
+                "fencecheck: {what}: building your adapter with the host's cargo and image {tag} \
+                 (the node image and its binaries on PATH; once per change of the folder)"
             )
         })?;
         said(&what, &image, started);

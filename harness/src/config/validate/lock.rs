@@ -224,7 +224,7 @@ fn own(
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| "own".to_string());
     let release = match &dir {
-        Some(d) => requirements(d, &name)?,
+        Some(d) => dependencies(d, &name)?,
         None => None,
     };
     Ok(AdapterPlan {
@@ -239,12 +239,27 @@ fn own(
     })
 }
 
-/// The folder's `requirements.txt`, if it has one: its libraries are fetched from PyPI by the
-/// host and installed offline into an image of their own, as a shipped adapter's release is.
-fn requirements(dir: &Path, name: &str) -> Result<Option<Release>, ConfigError> {
+/// What the folder's own dependencies file asks for: a `requirements.txt` (its libraries
+/// fetched from PyPI by the host and installed offline into an image of their own, as a shipped
+/// adapter's release is) or a `Cargo.toml` (the package built by the host's cargo, its binaries
+/// on PATH in an image of their own); neither: the adapter runs in the client image.
+fn dependencies(dir: &Path, name: &str) -> Result<Option<Release>, ConfigError> {
     let path = dir.join("requirements.txt");
-    if !path.is_file() {
-        return Ok(None);
+    let cargo = dir.join("Cargo.toml");
+    match (path.is_file(), cargo.is_file()) {
+        (true, true) => {
+            return Err(err(
+                "client_dir",
+                format!(
+                    "{} has both a requirements.txt and a Cargo.toml: an adapter is in one \
+                     language; keep the one it needs",
+                    dir.display()
+                ),
+            ))
+        }
+        (false, true) => return Ok(Some(Release::OwnCrate)),
+        (false, false) => return Ok(None),
+        (true, false) => {}
     }
     let text = std::fs::read_to_string(&path)
         .map_err(|e| err("client_dir", format!("{}: {e}", path.display())))?;

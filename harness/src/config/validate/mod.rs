@@ -75,6 +75,12 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
                  client_image",
             ))
         }
+        (Some(_), _) if client.own_crate().is_some() => {
+            return Err(err(
+                "client_image",
+                "your adapter folder's Cargo.toml builds its own image: drop one of the two",
+            ))
+        }
         (Some(_), Some((Holder::Own, _))) => {
             return Err(err(
                 "client_image",

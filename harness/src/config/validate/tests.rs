@@ -454,6 +454,41 @@ fn an_own_folder_with_requirements_gets_an_image_of_its_own_and_bad_lines_are_na
 }
 
 #[test]
+fn an_own_folder_with_a_cargo_toml_is_built_by_the_host_s_cargo_and_not_with_requirements() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("mine-rs");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("Cargo.toml"), "[package]\nname = \"mine\"\n").unwrap();
+    let own = || RawTest {
+        client_cmd: Some("mine".into()),
+        client_dir: Some(folder.clone()),
+        provider: Some("redis".into()),
+        ..raw()
+    };
+    let p = validate(own(), 1).unwrap();
+    assert_eq!(p.client_image, None, "made when the run starts");
+    assert_eq!(p.client.own_crate().map(|(name, _)| name), Some("mine-rs"));
+    assert!(p.client.built_release().is_none());
+    let e = validate(
+        RawTest {
+            client_image: Some("mine:1".into()),
+            ..own()
+        },
+        1,
+    )
+    .unwrap_err();
+    assert_eq!(e.field, "client_image");
+    std::fs::write(folder.join("requirements.txt"), "redis==8.1.0\n").unwrap();
+    let e = validate(own(), 1).unwrap_err();
+    assert!(
+        e.field == "client_dir"
+            && e.message
+                .contains("both a requirements.txt and a Cargo.toml"),
+        "{e}"
+    );
+}
+
+#[test]
 fn an_adapter_over_several_backends_runs_on_the_one_provider_names() {
     let on = |provider: Option<&str>| {
         validate(
