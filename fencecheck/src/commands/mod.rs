@@ -14,6 +14,7 @@ pub mod image;
 pub mod matrix;
 pub mod proxy;
 pub mod replay;
+pub mod reproduce;
 pub mod resource;
 pub mod run;
 pub mod soak_way;
