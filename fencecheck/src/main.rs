@@ -27,6 +27,9 @@ enum Command {
     Replay(commands::replay::Args),
     /// Make a replay scenario from one anomaly of a stored run, and replay it.
     Reproduce(commands::reproduce::Args),
+    /// Find the smallest test (fewer faults, workers, time) that still shows a run's failing
+    /// anomaly kind.
+    Shrink(commands::shrink::Args),
     /// Run a grid of tests and write one comparison table.
     Matrix(commands::matrix::Args),
     /// Build or inspect the node image (and, with --client, the client image).
@@ -69,6 +72,7 @@ fn main() -> ExitCode {
         Command::Check(a) => commands::check::run(a),
         Command::Replay(a) => commands::replay::run(a),
         Command::Reproduce(a) => commands::reproduce::run(a),
+        Command::Shrink(a) => commands::shrink::run(a),
         Command::Matrix(a) => commands::matrix::run(a),
         Command::Image(a) => commands::image::run(a),
         Command::Clients(a) => commands::clients::run(a),

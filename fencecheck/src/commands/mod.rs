@@ -17,5 +17,6 @@ pub mod replay;
 pub mod reproduce;
 pub mod resource;
 pub mod run;
+pub mod shrink;
 pub mod soak_way;
 pub mod worker;

@@ -12,4 +12,5 @@ mod new_faults;
 mod pipeline;
 mod replay_cli;
 mod replay_library;
+mod shrink_memory;
 mod unplanned;
