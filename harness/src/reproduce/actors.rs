@@ -116,14 +116,14 @@ fn lease_at(history: &[Event], index: u64) -> Option<String> {
 fn granted(history: &[Event], lease: &str, until: u64) -> Option<Actor> {
     history
         .iter()
+        .rev()
         .filter(|e| {
             e.f == F::Acquire
                 && e.kind == OpType::Ok
                 && e.time <= until
                 && e.lease.as_deref() == Some(lease)
         })
-        .last()
-        .and_then(|e| {
+        .find_map(|e| {
             let Process::Worker(p) = e.process else {
                 return None;
             };

@@ -243,30 +243,22 @@ fn worker_fault(
     }
     let name = &cast[actor].name;
     match (fault, start) {
-        (FaultKind::PauseHolder | FaultKind::PauseWorker, true) => {
-            if st.paused.insert(actor) {
-                out.push(line(name, "pause", None, from));
-            }
+        (FaultKind::PauseHolder | FaultKind::PauseWorker, true) if st.paused.insert(actor) => {
+            out.push(line(name, "pause", None, from));
         }
-        (FaultKind::PauseHolder | FaultKind::PauseWorker, false) => {
-            if st.paused.remove(&actor) {
-                out.push(line(name, "resume", None, from));
-            }
+        (FaultKind::PauseHolder | FaultKind::PauseWorker, false) if st.paused.remove(&actor) => {
+            out.push(line(name, "resume", None, from));
         }
         (FaultKind::KillHolder | FaultKind::KillWorker, true) => {
             st.killed.insert(actor);
             st.paused.remove(&actor);
             out.push(line(name, "kill", None, from));
         }
-        (FaultKind::IsolateHolder | FaultKind::IsolateWorker, true) => {
-            if st.isolated.insert(actor) {
-                out.push(line(name, "isolate", None, from));
-            }
+        (FaultKind::IsolateHolder | FaultKind::IsolateWorker, true) if st.isolated.insert(actor) => {
+            out.push(line(name, "isolate", None, from));
         }
-        (FaultKind::IsolateHolder | FaultKind::IsolateWorker, false) => {
-            if st.isolated.remove(&actor) {
-                out.push(line(name, "heal", None, from));
-            }
+        (FaultKind::IsolateHolder | FaultKind::IsolateWorker, false) if st.isolated.remove(&actor) => {
+            out.push(line(name, "heal", None, from));
         }
         _ => {}
     }
