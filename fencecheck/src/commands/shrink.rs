@@ -43,6 +43,13 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<u8> {
     anyhow::ensure!(args.tries > 0, "--tries 0: give at least 1");
     let stored = Stored::load(&args.run_dir)?;
+    if let Some(scenario) = &stored.replay_of {
+        anyhow::bail!(
+            "{} is a replay of the scenario {scenario}: its steps are the scenario's, not a \
+             workload a smaller test could keep; shrink a run of `fencecheck run` or a matrix",
+            args.run_dir.display()
+        );
+    }
     let kind = match &args.kind {
         Some(k) => AnomalyKind::parse(k).ok_or_else(|| {
             anyhow::anyhow!(

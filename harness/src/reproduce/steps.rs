@@ -254,10 +254,14 @@ fn worker_fault(
             st.paused.remove(&actor);
             out.push(line(name, "kill", None, from));
         }
-        (FaultKind::IsolateHolder | FaultKind::IsolateWorker, true) if st.isolated.insert(actor) => {
+        (FaultKind::IsolateHolder | FaultKind::IsolateWorker, true)
+            if st.isolated.insert(actor) =>
+        {
             out.push(line(name, "isolate", None, from));
         }
-        (FaultKind::IsolateHolder | FaultKind::IsolateWorker, false) if st.isolated.remove(&actor) => {
+        (FaultKind::IsolateHolder | FaultKind::IsolateWorker, false)
+            if st.isolated.remove(&actor) =>
+        {
             out.push(line(name, "heal", None, from));
         }
         _ => {}

@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 pub struct Stored {
     pub dir: PathBuf,
     pub test: RawTest,
+    /// The scenario this run replayed, when `fencecheck replay` made it.
+    pub replay_of: Option<String>,
     pub verdict: Verdict,
     pub history: Vec<Event>,
     pub resource: Vec<ResourceEntry>,
@@ -44,11 +46,26 @@ impl Stored {
             }
         }
         let test_path = reader.file(TEST_YAML);
-        let test = crate::config::load_file(&test_path).map_err(|e| Refusal::new(e.to_string()))?;
+        let text = std::fs::read_to_string(&test_path)
+            .map_err(|e| Refusal::new(format!("{}: {e}", test_path.display())))?;
+        // A replay's run names its scenario beside the plan (`run::prepare`): the plan is the
+        // rest.
+        let replay_of = text
+            .lines()
+            .find_map(|l| l.strip_prefix("replay_scenario:"))
+            .map(|n| n.trim().to_string());
+        let plan: String = text
+            .lines()
+            .filter(|l| !l.starts_with("replay_"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let test: RawTest = serde_saphyr::from_str(&plan)
+            .map_err(|e| Refusal::new(format!("{}: {e}", test_path.display())))?;
         let store = |e: results::store::StoreError| Refusal::new(e.to_string());
         Ok(Stored {
             dir: dir.to_path_buf(),
             test,
+            replay_of,
             verdict: reader.verdict().map_err(store)?,
             history: reader.history().map_err(store)?,
             resource: reader.resource_log().map_err(store)?,

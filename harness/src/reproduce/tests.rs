@@ -47,6 +47,7 @@ fn stale_write_run() -> Stored {
             ttl: Some(results::Dur::secs(2)),
             ..RawTest::default()
         },
+        replay_of: None,
         verdict,
         history,
         resource,

@@ -50,8 +50,11 @@ impl Tries for Subprocess {
         std::fs::create_dir_all(&self.work)
             .with_context(|| format!("creating {}", self.work.display()))?;
         let file = self.work.join(format!("{name}-seed{}.yaml", c.plan.seed));
-        std::fs::write(&file, c.to_yaml(&["a try of fencecheck shrink".to_string()])?)
-            .with_context(|| format!("writing {}", file.display()))?;
+        std::fs::write(
+            &file,
+            c.to_yaml(&["a try of fencecheck shrink".to_string()])?,
+        )
+        .with_context(|| format!("writing {}", file.display()))?;
         let log = self.work.join(format!("{name}-seed{}.log", c.plan.seed));
         let out = std::fs::File::create(&log).with_context(|| format!("{}", log.display()))?;
         let before = runs_of(&self.store, name);
