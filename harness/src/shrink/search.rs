@@ -84,6 +84,8 @@ struct Search<'a> {
     steps: Vec<Step>,
     /// The slowest try so far: the time one more try may take.
     slowest: Duration,
+    /// A step got fewer than `tries` tries: the budget, not the test, decided it.
+    cut_short: bool,
 }
 
 impl Search<'_> {
@@ -105,6 +107,7 @@ impl Search<'_> {
         let mut kept = false;
         for t in 0..self.budget.tries {
             if t > 0 && !self.affords(1) {
+                self.cut_short = true;
                 break;
             }
             let name = format!("{}-shrink{number}", base_name(&c.plan.name));
@@ -155,6 +158,7 @@ pub fn search(
         runs: 0,
         steps: Vec::new(),
         slowest: Duration::ZERO,
+        cut_short: false,
     };
     let mut best = stored.clone();
     let stopped = 'search: {
@@ -193,6 +197,9 @@ pub fn search(
                     Some(true) => (best, kept_any) = (c, true),
                     Some(false) => break,
                 }
+            }
+            if s.cut_short {
+                break 'search "the budget is spent (its last steps had fewer tries)".to_string();
             }
             if !kept_any {
                 break 'search "a whole round kept nothing: no smaller test showed it".to_string();
