@@ -19,7 +19,8 @@ pub struct Args {
     /// run).
     #[arg(long)]
     pub anomaly: Option<usize>,
-    /// Where to write the scenario (default: reproduce-<N>.yaml in the run directory).
+    /// Where to write the scenario (default: reproduce-<N>.yaml in the run directory); the
+    /// scenario is named after the file.
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
     /// Write the scenario only; do not replay it.
@@ -36,7 +37,17 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Some(n) => n,
         None => stored.first_failing()?,
     };
-    let made = reproduce::make(&stored, number)?;
+    // A scenario written where asked is named after its file (`-o scenarios/my-incident.yaml`).
+    let name = args
+        .output
+        .as_ref()
+        .and_then(|o| o.file_stem())
+        .and_then(|s| s.to_str())
+        .filter(|s| {
+            s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        });
+    let made = reproduce::make(&stored, number, name)?;
     let path = args
         .output
         .clone()

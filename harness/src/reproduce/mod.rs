@@ -32,14 +32,15 @@ pub struct Made {
     pub steps: usize,
 }
 
-/// The scenario of anomaly `number` (1-based, as `--anomaly` counts) of the stored run.
-pub fn make(stored: &Stored, number: usize) -> Result<Made, Refusal> {
+/// The scenario of anomaly `number` (1-based, as `--anomaly` counts) of the stored run, named
+/// `name` (the file it goes to), or after the run's test and the kind.
+pub fn make(stored: &Stored, number: usize, name: Option<&str>) -> Result<Made, Refusal> {
     let anomaly = stored.anomaly(number)?;
     refusal::check(stored, anomaly)?;
     let cast = actors::cast(stored, anomaly)?;
     let events = timeline::of(stored, anomaly, &cast)?;
     let made = steps::steps(stored, anomaly, &cast, &events);
-    let text = text::render(stored, number, anomaly, &cast, &made);
+    let text = text::render(stored, number, anomaly, &cast, &made, name);
     if let Err(e) = crate::replay::scenario::parse(&text) {
         // A scenario this module wrote that replay cannot read is this module's bug.
         return Err(Refusal::new(format!(

@@ -68,7 +68,7 @@ fn worker(s: &Step) -> Option<(&str, &Action, Option<&Expect>)> {
 
 #[test]
 fn a_stale_write_becomes_the_paused_holder_timeline() {
-    let made = make(&stale_write_run(), 1).unwrap();
+    let made = make(&stale_write_run(), 1, None).unwrap();
     let sc = scenario::parse(&made.text).unwrap();
     assert_eq!(sc.workers, vec!["A", "B"], "{}", made.text);
     assert_eq!(sc.expect_anomalies, vec![AnomalyKind::StaleAcceptedWrite]);
@@ -110,7 +110,7 @@ fn a_rejection_another_worker_caused_is_not_expected_again() {
     let mut run = stale_write_run();
     // Strict resource: A's late write was rejected, but by B's token (an actor's): kept.
     run.resource[1].result = results::WriteResult::RejectedStaleFence;
-    let made = make(&run, 1).unwrap();
+    let made = make(&run, 1, None).unwrap();
     assert!(
         made.text.contains("expect: rejected-stale-fence"),
         "{}",
@@ -118,7 +118,7 @@ fn a_rejection_another_worker_caused_is_not_expected_again() {
     );
     // Rejected against a token only the third worker's write had: not an actor's answer.
     run.resource[0].result = results::WriteResult::RejectedStaleFence;
-    let made = make(&run, 1).unwrap();
+    let made = make(&run, 1, None).unwrap();
     assert!(
         made.text
             .contains("the run's rejected-stale-fence came from other workers' writes"),
@@ -134,7 +134,7 @@ fn a_fault_a_step_cannot_express_is_refused_naming_it() {
         r#"{"index":1,"time":200,"process":"nemesis","type":"info","f":"start-halves","value":{"targets":["etcd-1"]}}"#,
     )
     .unwrap();
-    let e = make(&run, 1).unwrap_err();
+    let e = make(&run, 1, None).unwrap_err();
     assert!(
         e.0.contains("the anomaly followed halves (history index 1"),
         "{e}"
@@ -145,7 +145,7 @@ fn a_fault_a_step_cannot_express_is_refused_naming_it() {
 fn an_anomaly_naming_no_granted_acquisition_is_refused() {
     let mut run = stale_write_run();
     run.history.retain(|e| e.f != results::F::Acquire);
-    let e = make(&run, 1).unwrap_err();
+    let e = make(&run, 1, None).unwrap_err();
     assert!(
         e.0.contains("names no acquisition the history shows granted"),
         "{e}"

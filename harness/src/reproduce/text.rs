@@ -15,6 +15,7 @@ pub fn render(
     anomaly: &Anomaly,
     cast: &[Actor],
     lines: &[Line],
+    name: Option<&str>,
 ) -> String {
     let t = &stored.test;
     let mut out = String::new();
@@ -38,11 +39,13 @@ pub fn render(
         let _ = writeln!(out, "#   {}", a.describe());
     }
     let _ = writeln!(out, "# Replay it: fencecheck replay <this file>");
-    let name = format!(
-        "{}-{}",
-        t.name.as_deref().unwrap_or("run"),
-        anomaly.kind.as_str()
-    );
+    let name = name.map(str::to_string).unwrap_or_else(|| {
+        format!(
+            "{}-{}",
+            t.name.as_deref().unwrap_or("run"),
+            anomaly.kind.as_str()
+        )
+    });
     let _ = writeln!(out, "name: {name}");
     match (&t.client, &t.recipe) {
         // The adapter names its provider (`refusal` turned away a backend a replay cannot pick).
