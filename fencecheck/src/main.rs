@@ -25,6 +25,11 @@ enum Command {
     Check(commands::check::Args),
     /// Run a scripted incident timeline step by step and compare it with its expectations.
     Replay(commands::replay::Args),
+    /// Make a replay scenario from one anomaly of a stored run, and replay it.
+    Reproduce(commands::reproduce::Args),
+    /// Find the smallest test (fewer faults, workers, time) that still shows a run's failing
+    /// anomaly kind.
+    Shrink(commands::shrink::Args),
     /// Run a grid of tests and write one comparison table.
     Matrix(commands::matrix::Args),
     /// Build or inspect the node image (and, with --client, the client image).
@@ -66,6 +71,8 @@ fn main() -> ExitCode {
         Command::Run(a) => commands::run::run(a),
         Command::Check(a) => commands::check::run(a),
         Command::Replay(a) => commands::replay::run(a),
+        Command::Reproduce(a) => commands::reproduce::run(a),
+        Command::Shrink(a) => commands::shrink::run(a),
         Command::Matrix(a) => commands::matrix::run(a),
         Command::Image(a) => commands::image::run(a),
         Command::Clients(a) => commands::clients::run(a),

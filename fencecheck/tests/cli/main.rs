@@ -6,3 +6,4 @@ mod support;
 mod check;
 mod docs;
 mod errors;
+mod reproduce;

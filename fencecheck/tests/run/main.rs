@@ -12,4 +12,6 @@ mod new_faults;
 mod pipeline;
 mod replay_cli;
 mod replay_library;
+mod reproduce_cli;
+mod shrink_memory;
 mod unplanned;

@@ -59,6 +59,12 @@ fn plain_del_release_frees_the_new_holders_lock() {
     replays("redis-lock-del", &["redis"]);
 }
 
+/// The scenario `fencecheck reproduce` made from a red matrix cell (docs/reproduce.md).
+#[test]
+fn the_reproduced_double_release_of_the_red_example_comes_back() {
+    replays("red-example-double-release", &["redis"]);
+}
+
 #[test]
 fn zookeeper_session_expiry_two_holders_only_czxid_stops_the_stale_write() {
     replays("zk-session-expiry", &["zookeeper"]);

@@ -71,6 +71,19 @@ fn cell_rows(out: &mut String, m: &MatrixReport, c: &CellSummary) {
         esc(&latency(c.acquire_p99_us)),
         c.errors,
     );
+    if let Some((seed, command)) = super::next::shrink_command(c) {
+        let report = super::next::first_failing(c)
+            .map(|(_, d)| report_link(&m.runs_root, d))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "<tr class=seed><td colspan=8>&nbsp;&nbsp;next: its first failing seed \
+             (<a href=\"{}\">seed {seed}</a>), made as small as it stays failing: \
+             <code class=shrink>{}</code> (docs/reproduce.md)</td></tr>",
+            esc(&report),
+            esc(&command)
+        );
+    }
     for r in &c.runs {
         let kinds: Vec<String> = r
             .kinds

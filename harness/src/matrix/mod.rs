@@ -5,6 +5,7 @@
 //! - [`outcome`]: one run read back from its directory (kinds, first times, acquire latency).
 //! - [`judge`]: a cell's runs → its row and whether it kept its expectation; the exit code.
 //! - [`table`], [`html`]: `matrix.md` and the self-contained `matrix.html`.
+//! - [`next`]: the `fencecheck shrink` command of a cell that broke its expectation.
 //! - [`shard`]: `--shard I/N`, the deterministic share of cells one CI job runs; [`merge`]
 //!   joins the shards; [`load`]: how busy the machine was.
 
@@ -13,6 +14,7 @@ pub mod html;
 pub mod judge;
 pub mod load;
 pub mod merge;
+pub mod next;
 pub mod outcome;
 pub mod shard;
 pub mod spec;

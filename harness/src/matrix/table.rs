@@ -140,6 +140,12 @@ pub fn render(m: &MatrixReport) -> String {
         out.push_str("\n## Cells that did not pass\n\n");
         for c in notes {
             let _ = writeln!(out, "- `{}` ({}): {}", c.label, c.status.as_str(), c.reason);
+            if let Some((seed, command)) = super::next::shrink_command(c) {
+                let _ = writeln!(
+                    out,
+                    "  - its first failing seed ({seed}), made as small as it stays failing: `{command}`"
+                );
+            }
             for r in &c.runs {
                 if let Some(e) = &r.error {
                     let _ = writeln!(out, "  - seed {}: harness error: {}", r.seed, one_line(e));

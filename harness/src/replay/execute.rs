@@ -74,6 +74,10 @@ pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan>
         seed: Some(0),
         recovery_slack: scenario.recovery_slack,
         renewal: scenario.renewal.clone(),
+        client_options: scenario.client_options.clone(),
+        renew_interval: scenario.renew_interval,
+        session_timeout: scenario.session_timeout,
+        op_timeout: scenario.op_timeout,
         // An acquire against a held lock must fail certainly and soon (`expect: lock-held`).
         acquire_timeout: Some(scenario.acquire_timeout.unwrap_or(scenario.ttl)),
         ..RawTest::default()

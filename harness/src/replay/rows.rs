@@ -72,6 +72,7 @@ fn action_text(a: &Action) -> String {
         Action::Kill => "kill".into(),
         Action::Isolate => "isolate".into(),
         Action::Heal => "heal".into(),
+        Action::Begin(inner) => format!("begin {}", action_text(inner)),
     }
 }
 

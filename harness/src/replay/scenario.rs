@@ -9,6 +9,8 @@
 //! resource: strict
 //! ttl: 2s
 //! workers: [A, B]
+//! # optional: the lock client's settings, as in a test file (acquire_timeout, recovery_slack,
+//! # renewal, renew_interval, session_timeout, op_timeout, client_options)
 //! steps:
 //!   - A: acquire
 //!   - A: pause
@@ -23,6 +25,9 @@
 //!   - A: release
 //!     expect: release-rejected-not-owner
 //! ```
+//!
+//! `begin <operation>` (`- B: begin acquire`) sends the operation and goes on without waiting
+//! for its answer: a worker already blocked in an acquire when the next steps happen.
 
 use crate::config::Dur;
 use serde::Deserialize;
@@ -44,6 +49,20 @@ pub enum Action {
     /// Cut the worker off from the lock service (not from the resource).
     Isolate,
     Heal,
+    /// `begin acquire` (or write, release): the operation is sent and the scenario goes on
+    /// without its answer, as a worker already waiting when the next steps happen; it is
+    /// completed and checked before that worker's next step, or at the end.
+    Begin(Box<Action>),
+}
+
+impl Action {
+    /// The operation itself (`begin acquire` is an acquire).
+    pub fn operation(&self) -> &Action {
+        match self {
+            Action::Begin(inner) => inner,
+            other => other,
+        }
+    }
 }
 
 /// What the nemesis / the clock does.
@@ -143,6 +162,12 @@ pub struct Scenario {
     pub acquire_timeout: Option<Dur>,
     /// Where the workers renew: `background` (default) or `inline` (only before a write).
     pub renewal: Option<String>,
+    /// The lock client's own settings, as a test file writes them (a scenario made from a run
+    /// keeps the run's, so the actors' client behaves as the run's workers did).
+    pub client_options: Option<serde_json::Value>,
+    pub renew_interval: Option<Dur>,
+    pub session_timeout: Option<Dur>,
+    pub op_timeout: Option<Dur>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -164,6 +189,10 @@ struct RawScenario {
     recovery_slack: Option<Dur>,
     acquire_timeout: Option<Dur>,
     renewal: Option<String>,
+    client_options: Option<serde_json::Value>,
+    renew_interval: Option<Dur>,
+    session_timeout: Option<Dur>,
+    op_timeout: Option<Dur>,
 }
 
 fn default_resource() -> String {
@@ -202,7 +231,9 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
                 "recipe and client each name the actors' lock client: keep one",
             ));
         }
-        let adapter = crate::config::clients::shipped_adapter(client).ok_or_else(|| {
+        // `name@version`: the release is the plan's business (validated with it).
+        let name = client.split_once('@').map_or(client.as_str(), |(n, _)| n);
+        let adapter = crate::config::clients::shipped_adapter(name).ok_or_else(|| {
             at(
                 1,
                 format!(
@@ -297,7 +328,7 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
                     ));
                 }
                 let action = parse_action(&what, line)?;
-                match action {
+                match action.operation() {
                     Action::Acquire => acquired.push(
                         raw.workers
                             .iter()
@@ -341,6 +372,10 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
         recovery_slack: raw.recovery_slack,
         acquire_timeout: raw.acquire_timeout,
         renewal: raw.renewal,
+        client_options: raw.client_options,
+        renew_interval: raw.renew_interval,
+        session_timeout: raw.session_timeout,
+        op_timeout: raw.op_timeout,
     })
 }
 

@@ -122,16 +122,24 @@ impl Stage<'_> {
                 let w = self.worker(worker)?;
                 let target = self.workers[w].target.clone();
                 let op = |cmd: Cmd| Some(cmd);
-                let cmd = match action {
+                let cmd = match action.operation() {
                     Action::Acquire => op(Cmd::Acquire),
                     Action::Write(v) => op(Cmd::Write(v.clone())),
                     Action::Release => op(Cmd::Release),
                     _ => None,
                 };
                 if let Some(cmd) = cmd {
+                    // A begun operation of this worker's answers first: its rows stay in order.
+                    if !self.workers[w].paused {
+                        self.finish_pending(w, rows, self.op_wait).await;
+                    }
                     let rx = self.workers[w].actor.send(cmd.clone());
-                    if self.workers[w].paused {
-                        rows[i].result = "sent; open while paused".into();
+                    if self.workers[w].paused || matches!(action, Action::Begin(_)) {
+                        rows[i].result = if self.workers[w].paused {
+                            "sent; open while paused".into()
+                        } else {
+                            "sent; open while the scenario goes on".into()
+                        };
                         self.workers[w].pending.push((i, cmd, rx));
                         return Ok(());
                     }
@@ -207,7 +215,7 @@ impl Stage<'_> {
                     rows[i].result = "no answer".into();
                     rows[i].held = Some(false);
                     rows[i].why = Some(format!(
-                        "{} did not answer within {wait:?} after it was resumed",
+                        "{} did not answer within {wait:?} once the scenario waited for it",
                         self.workers[w].name
                     ));
                 }

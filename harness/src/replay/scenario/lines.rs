@@ -18,8 +18,15 @@ pub(super) fn parse_action(text: &str, line: u32) -> Result<Action, ScenarioErro
         "kill" => Action::Kill,
         "isolate" => Action::Isolate,
         "heal" => Action::Heal,
+        "begin" => {
+            let inner = parse_action(arg, line)?;
+            if !matches!(inner, Action::Acquire | Action::Write(_) | Action::Release) {
+                return Err(at(line, format!("begin {arg:?}: only an operation can be begun: `begin acquire`, `begin write <value>`, `begin release`")));
+            }
+            Action::Begin(Box::new(inner))
+        }
         other => {
-            return Err(at(line, format!("unknown action {other:?}; use acquire, write <value>, release, pause, resume, kill, isolate, heal")))
+            return Err(at(line, format!("unknown action {other:?}; use acquire, write <value>, release, pause, resume, kill, isolate, heal, or begin <operation>")))
         }
     })
 }

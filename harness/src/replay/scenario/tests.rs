@@ -129,3 +129,47 @@ expect_anomalies: [duplicate-token]
     let e = parse(&text.replace("workers: [A, B]", "workers: [A, a]")).unwrap_err();
     assert!(e.message.contains("named twice"), "{e}");
 }
+
+#[test]
+fn begin_sends_an_operation_without_waiting_and_only_an_operation() {
+    let text = STALE.replace("  - B: acquire\n", "  - B: begin acquire\n");
+    let s = parse(&text).unwrap();
+    assert!(matches!(
+        &s.steps[3],
+        Step::Worker { action: Action::Begin(inner), .. } if **inner == Action::Acquire
+    ));
+    assert_eq!(
+        Action::Begin(Box::new(Action::Release)).operation(),
+        &Action::Release
+    );
+    let e = parse(&STALE.replace("  - A: pause", "  - A: begin pause")).unwrap_err();
+    assert_eq!(e.line, 8, "{e}");
+    assert!(e.message.contains("only an operation can be begun"), "{e}");
+    // A begun write is still a write: not before the worker's first acquire.
+    let e = parse(&STALE.replace("  - A: acquire\n", "  - A: begin write v0\n")).unwrap_err();
+    assert!(e.message.contains("before its first acquire"), "{e}");
+}
+
+#[test]
+fn a_scenario_carries_the_client_settings_of_a_test_file() {
+    let text = STALE.replace(
+        "ttl: 2s\n",
+        "ttl: 2s\nrenew_interval: 500ms\nsession_timeout: 3s\nop_timeout: 1s\nclient_options: {\"fencing\": false}\n",
+    );
+    let s = parse(&text).unwrap();
+    assert_eq!(s.renew_interval, Some(Dur::from_millis(500)));
+    assert_eq!(s.session_timeout, Some(Dur::secs(3)));
+    assert_eq!(s.op_timeout, Some(Dur::secs(1)));
+    assert_eq!(
+        s.client_options,
+        Some(serde_json::json!({"fencing": false}))
+    );
+}
+
+#[test]
+fn a_client_may_name_its_release() {
+    let text = STALE.replace("providers: [etcd]\n", "client: kazoo@2.11.0\n");
+    let s = parse(&text).unwrap();
+    assert_eq!(s.client.as_deref(), Some("kazoo@2.11.0"));
+    assert_eq!(s.providers, vec!["zookeeper"]);
+}

@@ -1,0 +1,78 @@
+//! `fencecheck reproduce` against a real provider (Redis in containers): a stored run whose
+//! unfenced resource accepted a paused holder's late write (recorded by replaying the unfenced
+//! stale-fence timeline, so the stored run fails the same way every time) becomes a scenario
+//! with the holder's pause, the wait for its lease, the newer holder's write and the late
+//! write; replayed, the anomaly comes back and every expectation holds (exit 0), and the run
+//! leaves no container behind.
+
+use crate::support::infra::labelled_containers;
+use std::process::Command;
+
+const UNFENCED: &str = "name: t-reproduce-source
+providers: [redis]
+resource: none
+ttl: 1s
+workers: [A, B]
+steps:
+  - A: acquire
+  - A: pause
+  - wait: lease-expired A
+  - B: acquire
+  - B: write v2
+  - A: resume
+  - A: write v1
+expect_anomalies: [stale-accepted-write]
+";
+
+#[test]
+fn a_stored_stale_write_becomes_a_scenario_that_shows_it_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("source.yaml");
+    std::fs::write(&source, UNFENCED).unwrap();
+    let runs = dir.path().join("runs");
+    let out = Command::new(env!("CARGO_BIN_EXE_fencecheck"))
+        .arg("replay")
+        .arg(&source)
+        .arg("--runs")
+        .arg(&runs)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let stored = std::fs::canonicalize(runs.join("latest")).unwrap();
+
+    let scenario = dir.path().join("made.yaml");
+    let out = Command::new(env!("CARGO_BIN_EXE_fencecheck"))
+        .arg("reproduce")
+        .arg(&stored)
+        .arg("-o")
+        .arg(&scenario)
+        .arg("--runs")
+        .arg(&runs)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("reproduced: stale-accepted-write came back"),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(&scenario).unwrap();
+    for line in [
+        "provider: redis",
+        "resource: none",
+        "expect_anomalies: [stale-accepted-write]",
+        "  - A: pause",
+        "  - wait: lease-expired A",
+        "  - B: write v2",
+        "  - A: write v1",
+    ] {
+        assert!(text.contains(line), "{line:?} not in:\n{text}");
+    }
+    assert!(labelled_containers("replay-t-reproduce-source").is_empty());
+}

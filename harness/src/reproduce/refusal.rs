@@ -1,0 +1,79 @@
+//! What a replay cannot express, said before anything is made: a replay is a few workers doing
+//! acquire, write and release one step at a time against a real provider, with the worker and
+//! service faults its vocabulary has. An anomaly that lives elsewhere (a counter's arithmetic
+//! over many clients, a retried write's op_id, a bug planted in the in-process provider) is
+//! refused with the reason, and `fencecheck reproduce` exits 3.
+
+use super::Stored;
+use results::{Anomaly, AnomalyKind};
+
+/// Why no scenario is made (the message is the whole reason, with what to do instead).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Refusal(pub String);
+
+impl Refusal {
+    pub fn new(why: impl Into<String>) -> Refusal {
+        Refusal(why.into())
+    }
+}
+
+/// Refuses what no replay can show, whatever its evidence says.
+pub fn check(stored: &Stored, anomaly: &Anomaly) -> Result<(), Refusal> {
+    let kind = anomaly.kind;
+    match kind {
+        AnomalyKind::LostUpdate => return Err(Refusal::new(
+            "lost-update is judged over a counter workload: many clients' read-increment-write \
+                 cycles against the final value. A replay's steps are one worker's acquire, write \
+                 and release on the fenced resource, so it cannot express a lost increment; \
+                 `fencecheck shrink` makes the run itself smaller instead",
+        )),
+        AnomalyKind::DuplicateEffect => {
+            return Err(Refusal::new(
+                "duplicate-effect is the resource accepting one op_id twice (a retried write). \
+                 Every write of a replay carries a fresh op_id, so its steps cannot send the same \
+                 one again; `fencecheck shrink` makes the run itself smaller instead",
+            ))
+        }
+        _ => {}
+    }
+    let test = &stored.test;
+    if test.workload.as_deref() == Some("counter") {
+        return Err(Refusal::new(format!(
+            "the run's workload is a counter; a replay writes to the fenced resource only, so \
+             its {kind} cannot be replayed as steps"
+        )));
+    }
+    if test.provider.as_deref() == Some("memory") {
+        let bugs = test.memory_bugs.clone().unwrap_or_default();
+        let planted = if bugs.is_empty() {
+            "no bug planted".to_string()
+        } else {
+            format!("memory_bugs: {}", bugs.join(", "))
+        };
+        return Err(Refusal::new(format!(
+            "the run's lock service is the in-process memory provider ({planted}): its {kind} \
+             comes from a fake made to have that bug, and a replay runs against a real provider \
+             in containers, which does not. The regression test of a planted bug is the memory \
+             run itself: fencecheck run --config {}",
+            stored.dir.join(results::layout::TEST_YAML).display()
+        )));
+    }
+    if let (Some(client), Some(provider)) = (&test.client, &test.provider) {
+        let name = client.split('@').next().unwrap_or_default();
+        let own = crate::config::clients::shipped_adapter(name).map(|a| a.provider);
+        if own.is_some_and(|p| p.as_str() != provider) {
+            return Err(Refusal::new(format!(
+                "the run drove {name} over its {provider} backend; a replay scenario runs a \
+                 client on its adapter's first backend only, so it would not run the same client"
+            )));
+        }
+    }
+    if test.client_cmd.is_some() {
+        return Err(Refusal::new(
+            "the run's workers used your own adapter (client_cmd); a replay's actors use a recipe \
+             or a shipped adapter (`client:`), so the scenario could not run the same client",
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,307 @@
+//! The timeline as scenario steps, in its order, with the waits that matter and the
+//! expectations that say the anomaly is back:
+//! - an actor granted while an earlier actor still held (granted, never told `released`) waits
+//!   first for that holder's lease to be gone, asked of the provider (`wait: lease-expired X`):
+//!   in the run the service had let it go, which is what the next grant needs;
+//! - a write is expected to get the resource's answer in the run, a release the client's;
+//! - an acquire expects the token relation the run showed with the previous token holder
+//!   (`token > A.token`, `==`, `<`), or `acquired`;
+//! - an actor paused in the run is resumed before its next operation (the resume may be
+//!   recorded a moment after the operation it let through);
+//! - a stuck lock gets one more worker, already waiting when the holder's fault comes (`begin
+//!   acquire`) and trying again past ttl + recovery slack, as the run's other workers did.
+
+use super::actors::{self, Actor};
+use super::timeline::{Entry, Happened};
+use super::Stored;
+use results::fault::FaultKind;
+use results::{Anomaly, AnomalyKind, Dur};
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+/// One step of the scenario as it will be written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// A worker's name, `wait` or `nemesis`.
+    pub who: String,
+    pub action: String,
+    pub expect: Option<String>,
+    /// Where in the run it comes from (`index 52, 5.388s`), or why it was added.
+    pub from: String,
+}
+
+fn line(who: &str, action: impl Into<String>, expect: Option<String>, from: String) -> Line {
+    Line {
+        who: who.to_string(),
+        action: action.into(),
+        expect,
+        from,
+    }
+}
+
+/// What the actors' state is while the steps are made.
+#[derive(Default)]
+struct State {
+    granted: BTreeSet<usize>,
+    /// Told `released`, or gone as the provider sees it (a wait said so).
+    let_go: BTreeSet<usize>,
+    paused: BTreeSet<usize>,
+    isolated: BTreeSet<usize>,
+    killed: BTreeSet<usize>,
+    paused_nodes: Vec<String>,
+    /// Per key, the highest token of the actors' accepted writes so far.
+    highest: std::collections::BTreeMap<String, u64>,
+}
+
+impl State {
+    /// The resource's answer in the run, when the actors' own writes explain it: an accepted
+    /// write stays accepted with fewer writes before it, but a rejection made by another
+    /// worker's newer token would not happen in the scenario.
+    fn expected_answer(&self, result: &str, key: &str, token: Option<u64>) -> Option<String> {
+        let explained = match (result, token) {
+            ("accepted", _) => true,
+            ("rejected-stale-fence", Some(t)) => self.highest.get(key).is_some_and(|h| *h > t),
+            _ => false,
+        };
+        explained.then(|| result.to_string())
+    }
+}
+
+/// The steps of the scenario.
+pub fn steps(stored: &Stored, anomaly: &Anomaly, cast: &[Actor], events: &[Entry]) -> Vec<Line> {
+    let mut out = Vec::new();
+    let mut st = State::default();
+    let stuck = anomaly.kind == AnomalyKind::StuckLock;
+    let ttl = stored.test.ttl.unwrap_or(Dur::secs(2)).get();
+    for (n, e) in events.iter().enumerate() {
+        let from = format!("{}, {:.3}s", e.place, e.time as f64 / 1e9);
+        match &e.what {
+            Happened::Granted { actor } => {
+                for x in 0..cast.len() {
+                    if st.granted.contains(&x) && !st.let_go.contains(&x) {
+                        out.push(line(
+                            "wait",
+                            format!("lease-expired {}", cast[x].name),
+                            None,
+                            format!(
+                                "{} was granted while {} still held",
+                                cast[*actor].name, cast[x].name
+                            ),
+                        ));
+                        st.let_go.insert(x);
+                    }
+                }
+                out.push(line(
+                    &cast[*actor].name,
+                    "acquire",
+                    Some(acquire_expect(cast, &st.granted, *actor)),
+                    from,
+                ));
+                // The stuck lock's waiter is already waiting when the holder's fault comes,
+                // as the run's other workers were.
+                if stuck && st.granted.is_empty() {
+                    out.push(line(
+                        &actors::name(cast.len()),
+                        "begin acquire",
+                        None,
+                        "in the run the other workers were already waiting for the lock".into(),
+                    ));
+                    // As long as in the run (at most 2 x ttl): a library's waiter looks at the
+                    // holder when it starts, before the fault (portalocker reaps a holder it
+                    // finds unresponsive then).
+                    let gap = events.get(n + 1).map_or(0, |next| next.time - e.time);
+                    let gap = Duration::from_nanos(gap).min(ttl * 2);
+                    let gap = Duration::from_millis(gap.as_millis() as u64);
+                    if !gap.is_zero() {
+                        out.push(line(
+                            "wait",
+                            Dur(gap).to_string(),
+                            None,
+                            "the time the run's waiters waited before the next step".into(),
+                        ));
+                    }
+                }
+                st.granted.insert(*actor);
+            }
+            Happened::Wrote {
+                actor,
+                value,
+                result,
+                key,
+                token,
+            } => {
+                if st.killed.contains(actor) {
+                    continue;
+                }
+                resume_first(&mut out, &mut st, cast, *actor);
+                let expect = st.expected_answer(result, key, *token);
+                let from = match &expect {
+                    Some(_) => from,
+                    None => format!("{from}; the run's {result} came from other workers' writes"),
+                };
+                out.push(line(
+                    &cast[*actor].name,
+                    format!("write {value}"),
+                    expect,
+                    from,
+                ));
+                if result == "accepted" {
+                    if let Some(t) = token {
+                        let h = st.highest.entry(key.clone()).or_default();
+                        *h = (*h).max(*t);
+                    }
+                }
+            }
+            Happened::Released { actor, answer } => {
+                if st.killed.contains(actor) {
+                    continue;
+                }
+                resume_first(&mut out, &mut st, cast, *actor);
+                out.push(line(
+                    &cast[*actor].name,
+                    "release",
+                    answer.map(|a| a.as_str().to_string()),
+                    from,
+                ));
+                if *answer == Some(results::OpResult::Released) {
+                    st.let_go.insert(*actor);
+                }
+            }
+            Happened::WorkerFault {
+                actor,
+                fault,
+                start,
+            } => worker_fault(&mut out, &mut st, cast, *actor, *fault, *start, from),
+            Happened::ServiceFault { nodes, start, .. } => {
+                for node in nodes {
+                    let paused = st.paused_nodes.contains(node);
+                    if *start && !paused {
+                        out.push(line("nemesis", format!("pause {node}"), None, from.clone()));
+                        st.paused_nodes.push(node.clone());
+                    } else if !*start && paused {
+                        out.push(line(
+                            "nemesis",
+                            format!("resume {node}"),
+                            None,
+                            from.clone(),
+                        ));
+                        st.paused_nodes.retain(|n| n != node);
+                    }
+                }
+            }
+        }
+    }
+    if stuck {
+        out.extend(waiter(stored, cast));
+    }
+    out
+}
+
+/// The token relation with the latest granted actor that had a token, else `acquired`.
+fn acquire_expect(cast: &[Actor], granted: &BTreeSet<usize>, actor: usize) -> String {
+    let previous = granted
+        .iter()
+        .filter(|x| cast[**x].token.is_some())
+        .max_by_key(|x| cast[**x].granted);
+    match (cast[actor].token, previous) {
+        (Some(t), Some(&x)) => {
+            let theirs = cast[x].token.unwrap_or_default();
+            let op = match t.cmp(&theirs) {
+                std::cmp::Ordering::Greater => ">",
+                std::cmp::Ordering::Equal => "==",
+                std::cmp::Ordering::Less => "<",
+            };
+            format!("token {op} {}.token", cast[x].name)
+        }
+        _ => "acquired".to_string(),
+    }
+}
+
+/// A paused actor is resumed before it acts (its operation was let through by the resume).
+fn resume_first(out: &mut Vec<Line>, st: &mut State, cast: &[Actor], actor: usize) {
+    if st.paused.remove(&actor) {
+        out.push(line(
+            &cast[actor].name,
+            "resume",
+            None,
+            "its next operation came after the resume".into(),
+        ));
+    }
+}
+
+fn worker_fault(
+    out: &mut Vec<Line>,
+    st: &mut State,
+    cast: &[Actor],
+    actor: usize,
+    fault: FaultKind,
+    start: bool,
+    from: String,
+) {
+    if st.killed.contains(&actor) {
+        return;
+    }
+    let name = &cast[actor].name;
+    match (fault, start) {
+        (FaultKind::PauseHolder | FaultKind::PauseWorker, true) if st.paused.insert(actor) => {
+            out.push(line(name, "pause", None, from));
+        }
+        (FaultKind::PauseHolder | FaultKind::PauseWorker, false) if st.paused.remove(&actor) => {
+            out.push(line(name, "resume", None, from));
+        }
+        (FaultKind::KillHolder | FaultKind::KillWorker, true) => {
+            st.killed.insert(actor);
+            st.paused.remove(&actor);
+            out.push(line(name, "kill", None, from));
+        }
+        (FaultKind::IsolateHolder | FaultKind::IsolateWorker, true)
+            if st.isolated.insert(actor) =>
+        {
+            out.push(line(name, "isolate", None, from));
+        }
+        (FaultKind::IsolateHolder | FaultKind::IsolateWorker, false)
+            if st.isolated.remove(&actor) =>
+        {
+            out.push(line(name, "heal", None, from));
+        }
+        _ => {}
+    }
+}
+
+/// The stuck lock's waiter goes on trying past ttl + recovery slack: one acquire per acquire
+/// timeout (the run's), one more than the window needs.
+fn waiter(stored: &Stored, cast: &[Actor]) -> Vec<Line> {
+    let name = actors::name(cast.len());
+    let t = &stored.test;
+    let ttl = t.ttl.unwrap_or(Dur::secs(2)).get();
+    let slack = t
+        .recovery_slack
+        .unwrap_or(results::store::DEFAULT_RECOVERY_SLACK)
+        .get();
+    let each = t.acquire_timeout.map_or(ttl, |d| d.get()).max(ttl / 4);
+    let tries = (ttl + slack).as_nanos().div_ceil(each.as_nanos().max(1)) as usize + 1;
+    (0..tries)
+        .map(|i| {
+            line(
+                &name,
+                "acquire",
+                None,
+                format!(
+                    "try {} of {tries}: in the run the other workers kept trying past ttl + slack",
+                    i + 1
+                ),
+            )
+        })
+        .collect()
+}
+
+/// The scenario's workers: the cast, and the stuck lock's waiter.
+pub fn workers(cast: &[Actor], lines: &[Line]) -> Vec<String> {
+    let mut names: Vec<String> = cast.iter().map(|a| a.name.clone()).collect();
+    for l in lines {
+        if l.who != "wait" && l.who != "nemesis" && !names.contains(&l.who) {
+            names.push(l.who.clone());
+        }
+    }
+    names
+}

@@ -1,0 +1,153 @@
+//! The specifications of `reproduce`: a stored run made by hand (a paused holder A, a newer
+//! holder B, A's late write accepted after B's) becomes the scenario an engineer would write:
+//! A acquires and is paused, A's lease expires (asked of the provider), B acquires with a
+//! higher token and writes, A resumes and writes, and the anomaly is expected.
+
+use super::*;
+use crate::config::RawTest;
+use crate::replay::scenario::{self, Action, Control, Expect, Step};
+use results::{AnomalyKind, Event, ResourceEntry, Verdict};
+
+fn events(lines: &[&str]) -> Vec<Event> {
+    lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A holder paused past its lease whose late write the unfenced resource accepted after the
+/// next holder's, with a third worker's grant in between that the evidence does not name.
+fn stale_write_run() -> Stored {
+    let history = events(&[
+        r#"{"index":0,"time":100,"process":0,"type":"ok","f":"acquire","lock":"l","owner":"worker-1","lease":"a","token":5}"#,
+        r#"{"index":1,"time":200,"process":"nemesis","type":"info","f":"start-pause-holder","value":{"targets":["worker-1"]}}"#,
+        r#"{"index":2,"time":300,"process":2,"type":"ok","f":"acquire","lock":"l","owner":"worker-3","lease":"c","token":6}"#,
+        r#"{"index":3,"time":400,"process":2,"type":"ok","f":"release","lock":"l","owner":"worker-3","lease":"c","token":6,"result":"released"}"#,
+        r#"{"index":4,"time":500,"process":1,"type":"ok","f":"acquire","lock":"l","owner":"worker-2","lease":"b","token":7}"#,
+        r#"{"index":5,"time":700,"process":"nemesis","type":"info","f":"stop-pause-holder","value":{"targets":["worker-1"]}}"#,
+    ]);
+    let resource: Vec<ResourceEntry> = [
+        r#"{"seq":0,"time":600,"key":"k0","process":1,"owner":"worker-2","lease":"b","token":7,"op_id":"1-1","value":"1-1","highest_before":6,"result":"accepted"}"#,
+        r#"{"seq":1,"time":690,"key":"k0","process":0,"owner":"worker-1","lease":"a","token":5,"op_id":"0-1","value":"0-1","highest_before":7,"result":"accepted"}"#,
+    ]
+    .iter()
+    .map(|l| serde_json::from_str(l).unwrap())
+    .collect();
+    let verdict: Verdict = serde_json::from_str(
+        r#"{"valid":false,"anomalies":[{"kind":"stale-accepted-write","fails":true,"summary":"token 5 after 7","at":690,"key":"k0","owner":"worker-1","lease":"a","token":5,"seqs":[0,1],"times":[600,690],"other":{"basis":"token","newer_lease":"b","process":0},"diagnosis":{"observation":"","likely_boundary":"","what_to_check":"","next_action":""}}],"stats":{}}"#,
+    )
+    .unwrap();
+    Stored {
+        dir: "runs/t/1".into(),
+        test: RawTest {
+            name: Some("t".into()),
+            provider: Some("etcd".into()),
+            recipe: Some("etcd-lease".into()),
+            resource: Some("none".into()),
+            ttl: Some(results::Dur::secs(2)),
+            ..RawTest::default()
+        },
+        replay_of: None,
+        verdict,
+        history,
+        resource,
+    }
+}
+
+fn worker(s: &Step) -> Option<(&str, &Action, Option<&Expect>)> {
+    match s {
+        Step::Worker {
+            worker,
+            action,
+            expect,
+            ..
+        } => Some((worker.as_str(), action, expect.as_ref())),
+        _ => None,
+    }
+}
+
+#[test]
+fn a_stale_write_becomes_the_paused_holder_timeline() {
+    let made = make(&stale_write_run(), 1, None).unwrap();
+    let sc = scenario::parse(&made.text).unwrap();
+    assert_eq!(sc.workers, vec!["A", "B"], "{}", made.text);
+    assert_eq!(sc.expect_anomalies, vec![AnomalyKind::StaleAcceptedWrite]);
+    assert_eq!(sc.providers, vec!["etcd"]);
+    assert_eq!(sc.recipe.as_deref(), Some("etcd-lease"));
+    assert_eq!(sc.resource, "none");
+    let s = &sc.steps;
+    assert_eq!(
+        worker(&s[0]).map(|w| (w.0, w.1)),
+        Some(("A", &Action::Acquire))
+    );
+    assert_eq!(
+        worker(&s[1]).map(|w| (w.0, w.1)),
+        Some(("A", &Action::Pause))
+    );
+    assert!(
+        matches!(&s[2], Step::Control { control: Control::LeaseExpired(w), .. } if w == "A"),
+        "{}",
+        made.text
+    );
+    let b = worker(&s[3]).unwrap();
+    assert_eq!((b.0, b.1), ("B", &Action::Acquire));
+    assert!(matches!(b.2, Some(Expect::Token { other, .. }) if other == "A"));
+    assert_eq!(worker(&s[4]).map(|w| w.0), Some("B"));
+    // A's resume is recorded after its write was decided: it resumes first.
+    assert_eq!(
+        worker(&s[5]).map(|w| (w.0, w.1)),
+        Some(("A", &Action::Resume))
+    );
+    let late = worker(&s[6]).unwrap();
+    assert_eq!(late.1, &Action::Write("0-1".into()));
+    assert_eq!(late.2, Some(&Expect::Result(results::OpResult::Accepted)));
+    assert_eq!(s.len(), 7, "{}", made.text);
+    assert!(made.text.contains("# seq 1, 0.000s"), "{}", made.text);
+}
+
+#[test]
+fn a_rejection_another_worker_caused_is_not_expected_again() {
+    let mut run = stale_write_run();
+    // Strict resource: A's late write was rejected, but by B's token (an actor's): kept.
+    run.resource[1].result = results::WriteResult::RejectedStaleFence;
+    let made = make(&run, 1, None).unwrap();
+    assert!(
+        made.text.contains("expect: rejected-stale-fence"),
+        "{}",
+        made.text
+    );
+    // Rejected against a token only the third worker's write had: not an actor's answer.
+    run.resource[0].result = results::WriteResult::RejectedStaleFence;
+    let made = make(&run, 1, None).unwrap();
+    assert!(
+        made.text
+            .contains("the run's rejected-stale-fence came from other workers' writes"),
+        "{}",
+        made.text
+    );
+}
+
+#[test]
+fn a_fault_a_step_cannot_express_is_refused_naming_it() {
+    let mut run = stale_write_run();
+    run.history[1] = serde_json::from_str(
+        r#"{"index":1,"time":200,"process":"nemesis","type":"info","f":"start-halves","value":{"targets":["etcd-1"]}}"#,
+    )
+    .unwrap();
+    let e = make(&run, 1, None).unwrap_err();
+    assert!(
+        e.0.contains("the anomaly followed halves (history index 1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_anomaly_naming_no_granted_acquisition_is_refused() {
+    let mut run = stale_write_run();
+    run.history.retain(|e| e.f != results::F::Acquire);
+    let e = make(&run, 1, None).unwrap_err();
+    assert!(
+        e.0.contains("names no acquisition the history shows granted"),
+        "{e}"
+    );
+}

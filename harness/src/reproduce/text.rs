@@ -1,0 +1,108 @@
+//! The scenario file `reproduce` writes: a header saying where it comes from (the run, the
+//! anomaly, who stands for which acquisition, how to replay it), the run's provider, lock
+//! client and settings, and the steps, each with the place in the run it comes from.
+
+use super::actors::Actor;
+use super::steps::{self, Line};
+use super::Stored;
+use results::Anomaly;
+use std::fmt::Write as _;
+
+/// The whole file.
+pub fn render(
+    stored: &Stored,
+    number: usize,
+    anomaly: &Anomaly,
+    cast: &[Actor],
+    lines: &[Line],
+    name: Option<&str>,
+) -> String {
+    let t = &stored.test;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Made by `fencecheck reproduce {} --anomaly {number}` from its {}:",
+        stored.dir.display(),
+        anomaly.kind
+    );
+    let _ = writeln!(out, "#   {}", one_line(&anomaly.summary));
+    let _ = writeln!(
+        out,
+        "# Each worker stands for one acquisition of that run (its grant, the faults on its \
+         worker,"
+    );
+    let _ = writeln!(
+        out,
+        "# its writes as the resource decided them, its releases), up to the anomaly:"
+    );
+    for a in cast {
+        let _ = writeln!(out, "#   {}", a.describe());
+    }
+    let _ = writeln!(out, "# Replay it: fencecheck replay <this file>");
+    let name = name.map(str::to_string).unwrap_or_else(|| {
+        format!(
+            "{}-{}",
+            t.name.as_deref().unwrap_or("run"),
+            anomaly.kind.as_str()
+        )
+    });
+    let _ = writeln!(out, "name: {name}");
+    match (&t.client, &t.recipe) {
+        // The adapter names its provider (`refusal` turned away a backend a replay cannot pick).
+        (Some(client), _) => {
+            let _ = writeln!(out, "client: {client}");
+        }
+        (None, recipe) => {
+            if let Some(p) = &t.provider {
+                let _ = writeln!(out, "provider: {p}");
+            }
+            if let Some(r) = recipe {
+                let _ = writeln!(out, "recipe: {r}");
+            }
+        }
+    }
+    if let Some(o) = t
+        .client_options
+        .as_ref()
+        .filter(|o| o.as_object().is_some_and(|m| !m.is_empty()))
+    {
+        let _ = writeln!(out, "client_options: {o}");
+    }
+    let _ = writeln!(
+        out,
+        "resource: {}",
+        t.resource.as_deref().unwrap_or("strict")
+    );
+    for (key, value) in [
+        ("ttl", t.ttl),
+        ("renew_interval", t.renew_interval),
+        ("session_timeout", t.session_timeout),
+        ("op_timeout", t.op_timeout),
+        ("recovery_slack", t.recovery_slack),
+    ] {
+        if let Some(v) = value {
+            let _ = writeln!(out, "{key}: {v}");
+        }
+    }
+    if let Some(r) = &t.renewal {
+        let _ = writeln!(out, "renewal: {r}");
+    }
+    if let Some(a) = t.acquire_timeout {
+        let _ = writeln!(out, "acquire_timeout: {a}");
+    }
+    let _ = writeln!(out, "workers: [{}]", steps::workers(cast, lines).join(", "));
+    let _ = writeln!(out, "expect_anomalies: [{}]", anomaly.kind);
+    let _ = writeln!(out, "steps:");
+    for l in lines {
+        let _ = writeln!(out, "  - {}: {}  # {}", l.who, l.action, one_line(&l.from));
+        if let Some(e) = &l.expect {
+            let _ = writeln!(out, "    expect: {e}");
+        }
+    }
+    out
+}
+
+/// Text safe to put in a YAML comment: one line.
+fn one_line(s: &str) -> String {
+    s.replace(['\n', '\r'], " ")
+}
