@@ -38,6 +38,9 @@ pub struct ShippedAdapter {
     pub pypi: Option<PypiReleases>,
     /// Releases of the crate a Rust adapter tests, built by the host's cargo, one image each.
     pub cargo: Option<CargoReleases>,
+    /// Why libfaketime cannot move its lock client's wall clock (a Go program reads the clock
+    /// through the vDSO, not libc): the client clock faults are refused for it.
+    pub no_fake_clock: Option<String>,
 }
 
 /// The releases of the crate a Rust adapter is compiled against.
@@ -98,6 +101,7 @@ struct RawAdapter {
     debian: Option<DebianBuild>,
     pypi: Option<PypiReleases>,
     cargo: Option<CargoReleases>,
+    no_fake_clock: Option<String>,
 }
 
 /// Every shipped adapter, in name order.
@@ -133,6 +137,7 @@ pub fn shipped_adapter(name: &str) -> Option<ShippedAdapter> {
         debian: raw.debian,
         pypi: raw.pypi,
         cargo: raw.cargo,
+        no_fake_clock: raw.no_fake_clock,
     })
 }
 
@@ -270,6 +275,16 @@ impl LockClient {
         match self {
             LockClient::Recipe(r) => Some(*r),
             LockClient::Adapter(a) => RecipeKind::default_for(a.provider),
+        }
+    }
+
+    /// Why a fault on its wall clock cannot act on it, if it cannot (a shipped adapter whose
+    /// library libfaketime does not reach). fencecheck's recipes and a user's own adapter are
+    /// taken to read the clock through libc, as Rust, Python and Java programs do.
+    pub fn no_fake_clock(&self) -> Option<String> {
+        match self {
+            LockClient::Adapter(a) => shipped_adapter(&a.name).and_then(|s| s.no_fake_clock),
+            LockClient::Recipe(_) => None,
         }
     }
 
