@@ -284,6 +284,9 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
             }
         };
         value.extend(how);
+        if let Some(landed) = self.landed(step.fault, &value).await {
+            value.push(("landed", landed.into()));
+        }
         let event = self.event(step.fault, &targets, value);
         let line = event.event(self.clock.now());
         self.state().active.insert(

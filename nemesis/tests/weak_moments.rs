@@ -66,6 +66,7 @@ async fn pause_acquiring_strikes_an_acquire_in_flight_after_a_delay_within_its_l
     assert_eq!(v["targets"], serde_json::json!(["worker-2"]));
     assert_eq!(v["invoke_index"], 7);
     assert_eq!(v["acquire_latency_ms"], 30.0);
+    assert_eq!(v["landed"], "in-flight", "still acquiring after the freeze");
     let delay = v["delay_ms"].as_f64().expect("the drawn delay is recorded");
     assert!((0.0..=30.0).contains(&delay), "{delay}");
     assert!(

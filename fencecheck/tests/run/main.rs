@@ -13,3 +13,4 @@ mod pipeline;
 mod replay_cli;
 mod replay_library;
 mod unplanned;
+mod weak_moments;

@@ -19,6 +19,11 @@ use std::time::Duration;
 /// How often an in-flight fault looks at the live history for its moment.
 const IN_FLIGHT_POLL: Duration = Duration::from_millis(5);
 
+/// How long after a pause of an operation in flight the live history is asked whether that
+/// operation was still open: a reply the worker sent just before it froze reaches the history
+/// within this (on a loaded machine too), one it had not sent comes only after the thaw.
+const SETTLE: Duration = Duration::from_millis(100);
+
 /// The delay after an acquire's invoke at which it is struck: drawn in `[0, latency]` from the
 /// step's pick and the invoke's index (one seed, one history: the same delays); no latency
 /// known yet (the worker's first acquire) strikes at once.
@@ -31,6 +36,41 @@ pub(crate) fn acquire_delay(pick: u64, index: u64, latency: Option<Duration>) ->
 }
 
 impl<C: NodeControl, T: Topology> Nemesis<'_, C, T> {
+    /// Where a pause of an operation in flight landed, for its start line: `in-flight` when
+    /// the operation it struck (`invoke_index` in `value`) was still open [`SETTLE`] after the
+    /// freeze (its completion will follow the start line), `after-completion` when its reply
+    /// had reached the history first. `None` for every other fault (a kill's completion is the
+    /// death it causes; a cut does not stop a reply already sent).
+    pub(super) async fn landed(
+        &self,
+        fault: FaultKind,
+        value: &[(&str, serde_json::Value)],
+    ) -> Option<&'static str> {
+        if !matches!(
+            fault,
+            FaultKind::PauseAcquiring | FaultKind::PauseReleasing | FaultKind::PauseWaiter
+        ) {
+            return None;
+        }
+        let index = value
+            .iter()
+            .find(|(k, _)| *k == "invoke_index")?
+            .1
+            .as_u64()?;
+        tokio::time::sleep(SETTLE).await;
+        let m = self.topology.moments().await;
+        // A waiter whose holder let go meanwhile is still acquiring: still in flight.
+        let open = match fault {
+            FaultKind::PauseReleasing => &m.releasing,
+            _ => &m.acquiring,
+        };
+        Some(if open.iter().any(|c| c.index == index) {
+            "in-flight"
+        } else {
+            "after-completion"
+        })
+    }
+
     /// Waits (until `deadline`) for a worker caught at the fault's moment, and for an acquire
     /// its drawn delay; the operation must still be in flight when the fault strikes. Returns
     /// what to do and what the start line records about the moment.
