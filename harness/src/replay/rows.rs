@@ -86,6 +86,14 @@ fn control_text(c: &Control) -> String {
         Control::Failover => "failover".into(),
         Control::ClockJump { ahead, nodes } => format!("clock-jump {ahead} on {}", nodes.join(",")),
         Control::ClockReal => "clock-real".into(),
+        Control::Stall {
+            leader: false,
+            length,
+        } => format!("stall-service {length}"),
+        Control::Stall {
+            leader: true,
+            length,
+        } => format!("stall-leader {length}"),
     }
 }
 

@@ -69,6 +69,9 @@ pub enum Control {
     ClockJump { ahead: Dur, nodes: Vec<String> },
     /// Every moved clock back to the real time.
     ClockReal,
+    /// Freeze every node of the lock service (`leader`: the leader alone) for this long, then
+    /// thaw it: `stall-service` / `stall-leader` as one step.
+    Stall { leader: bool, length: Dur },
 }
 
 /// An expectation on a step's outcome.

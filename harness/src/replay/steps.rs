@@ -110,7 +110,11 @@ impl Stage<'_> {
 
     /// Records a `start-<fault>` / `stop-<fault>` nemesis event naming its one target.
     pub(super) fn nemesis(&self, phase: FaultPhase, fault: impl Into<EventFault>, target: &str) {
-        let e = NemesisEvent::new(phase, fault, vec![target.to_string()]);
+        self.record(&NemesisEvent::new(phase, fault, vec![target.to_string()]));
+    }
+
+    /// Records a nemesis event now.
+    pub(super) fn record(&self, e: &NemesisEvent) {
         if let Err(e) = self.rec.record(e.event(self.rec.clock.now())) {
             self.log.line(&format!("cannot record nemesis event: {e}"));
         }

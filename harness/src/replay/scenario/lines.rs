@@ -42,10 +42,29 @@ pub(super) fn parse_nemesis(text: &str, line: u32) -> Result<Control, ScenarioEr
         "cut-replication" => Control::CutReplication,
         "clock-real" => Control::ClockReal,
         _ if t.starts_with("clock-jump ") => clock_jump(&t[11..], line)?,
+        _ if t.starts_with("stall-service ") => stall(false, &t[14..], line)?,
+        _ if t.starts_with("stall-leader ") => stall(true, &t[13..], line)?,
         _ if t.starts_with("pause ") => Control::PauseNode(node(&t[6..])?),
         _ if t.starts_with("resume ") => Control::ResumeNode(node(&t[7..])?),
-        other => return Err(at(line, format!("unknown nemesis action {other:?}; use heal, cut-replication, pause <node>, resume <node>, clock-jump <duration> on <node>,<node>..., clock-real (worker faults are worker steps: pause, resume, kill, isolate)"))),
+        other => return Err(at(line, format!("unknown nemesis action {other:?}; use heal, cut-replication, pause <node>, resume <node>, clock-jump <duration> on <node>,<node>..., clock-real, stall-service <duration>, stall-leader <duration> (worker faults are worker steps: pause, resume, kill, isolate)"))),
     })
+}
+
+/// `700ms`: how long a stall lasts.
+fn stall(leader: bool, rest: &str, line: u32) -> Result<Control, ScenarioError> {
+    let length: Dur = rest.trim().parse().map_err(|_| {
+        at(
+            line,
+            format!("stall {rest:?}: write e.g. `stall-service 700ms` (shorter than the ttl)"),
+        )
+    })?;
+    if length.get().is_zero() {
+        return Err(at(
+            line,
+            "a stall of 0s does nothing: give it a length such as 700ms",
+        ));
+    }
+    Ok(Control::Stall { leader, length })
 }
 
 /// `10s on redis-1,redis-2,redis-3`.

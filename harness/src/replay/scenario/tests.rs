@@ -129,3 +129,33 @@ expect_anomalies: [duplicate-token]
     let e = parse(&text.replace("workers: [A, B]", "workers: [A, a]")).unwrap_err();
     assert!(e.message.contains("named twice"), "{e}");
 }
+
+/// Issue 27: a stall of the service (or its leader) is one step with its length; a stall
+/// without a length, or of none, names its line.
+#[test]
+fn a_stall_of_the_service_or_its_leader_is_one_step_with_its_length() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/stall-service.yaml"),
+    )
+    .unwrap();
+    let s = parse(&text).unwrap();
+    assert!(s.steps.iter().any(|st| matches!(
+        st,
+        Step::Control {
+            control: Control::Stall { leader: false, length },
+            ..
+        } if *length == Dur::from_millis(700)
+    )));
+    let leader = text.replace("stall-service 700ms", "stall-leader 1s");
+    assert!(parse(&leader).unwrap().steps.iter().any(|st| matches!(
+        st,
+        Step::Control {
+            control: Control::Stall { leader: true, .. },
+            ..
+        }
+    )));
+    for bad in ["stall-service", "stall-service soon", "stall-leader 0s"] {
+        let e = parse(&text.replace("stall-service 700ms", bad)).unwrap_err();
+        assert!(e.line > 1 && e.message.contains("stall"), "{bad}: {e}");
+    }
+}
