@@ -272,7 +272,9 @@ impl Stage<'_> {
                     self.log.line(&format!("heal: {e}"));
                 }
                 self.workers[w].paused = false;
-                self.nemesis(FaultPhase::Stop, FaultKind::PauseWorker, &owner);
+                let fault =
+                    std::mem::replace(&mut self.workers[w].paused_by, FaultKind::PauseWorker);
+                self.nemesis(FaultPhase::Stop, fault, &owner);
             }
         }
         for node in std::mem::take(&mut self.paused_nodes) {

@@ -72,6 +72,8 @@ fn action_text(a: &Action) -> String {
         Action::Kill => "kill".into(),
         Action::Isolate => "isolate".into(),
         Action::Heal => "heal".into(),
+        Action::PauseAcquiring(after) => format!("pause-acquiring after {after}"),
+        Action::PauseReleasing(after) => format!("pause-releasing after {after}"),
     }
 }
 

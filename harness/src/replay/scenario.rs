@@ -44,6 +44,11 @@ pub enum Action {
     /// Cut the worker off from the lock service (not from the resource).
     Isolate,
     Heal,
+    /// Send an acquire and freeze the worker this long after (`pause-acquiring after 5ms`):
+    /// the acquire stays open until `resume`.
+    PauseAcquiring(Dur),
+    /// The same with a release (`pause-releasing`).
+    PauseReleasing(Dur),
 }
 
 /// What the nemesis / the clock does.
@@ -301,14 +306,16 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
                 }
                 let action = parse_action(&what, line)?;
                 match action {
-                    Action::Acquire => acquired.push(
+                    Action::Acquire | Action::PauseAcquiring(_) => acquired.push(
                         raw.workers
                             .iter()
                             .find(|w| *w == worker)
                             .map(|s| s.as_str())
                             .unwrap_or_default(),
                     ),
-                    Action::Write(_) | Action::Release if !acquired.contains(&worker) => {
+                    Action::Write(_) | Action::Release | Action::PauseReleasing(_)
+                        if !acquired.contains(&worker) =>
+                    {
                         return Err(at(
                             line,
                             format!("worker {worker} cannot {what:?} before its first acquire"),

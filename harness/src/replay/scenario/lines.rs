@@ -18,10 +18,27 @@ pub(super) fn parse_action(text: &str, line: u32) -> Result<Action, ScenarioErro
         "kill" => Action::Kill,
         "isolate" => Action::Isolate,
         "heal" => Action::Heal,
+        "pause-acquiring" => Action::PauseAcquiring(after(arg, line)?),
+        "pause-releasing" => Action::PauseReleasing(after(arg, line)?),
         other => {
-            return Err(at(line, format!("unknown action {other:?}; use acquire, write <value>, release, pause, resume, kill, isolate, heal")))
+            return Err(at(line, format!("unknown action {other:?}; use acquire, write <value>, release, pause, resume, kill, isolate, heal, pause-acquiring [after <duration>], pause-releasing [after <duration>]")))
         }
     })
+}
+
+/// `after 5ms` (or nothing: at once): how long after its request a worker is frozen.
+fn after(arg: &str, line: u32) -> Result<Dur, ScenarioError> {
+    if arg.is_empty() {
+        return Ok(Dur::from_millis(0));
+    }
+    arg.strip_prefix("after")
+        .and_then(|d| d.trim().parse().ok())
+        .ok_or_else(|| {
+            at(
+                line,
+                format!("{arg:?}: write e.g. `pause-acquiring after 5ms`"),
+            )
+        })
 }
 
 pub(super) fn parse_nemesis(text: &str, line: u32) -> Result<Control, ScenarioError> {
