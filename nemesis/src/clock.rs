@@ -26,15 +26,24 @@ pub struct ClockFaults {
     pub skew: f64,
     /// `slow-network`: the delay added to the holder's links.
     pub slow: LinkShaping,
+    /// `slow-reply`: the delay added to the replies the holder's links carry.
+    pub slow_reply: LinkShaping,
 }
 
 impl ClockFaults {
-    /// A jump of 5 × ttl (at least 5 s), a clock 3 × as fast.
+    /// A jump of 5 × ttl (at least 5 s), a clock 3 × as fast, replies held back for twice the
+    /// default operation timeout (ttl / 2, at most 2 s).
     pub fn for_ttl(ttl: Duration) -> Self {
+        Self::for_timing(ttl, (ttl / 2).min(Duration::from_secs(2)))
+    }
+
+    /// [`ClockFaults::for_ttl`] for a client whose operations time out after `op_timeout`.
+    pub fn for_timing(ttl: Duration, op_timeout: Duration) -> Self {
         Self {
             jump: (ttl * 5).max(Duration::from_secs(5)),
             skew: 3.0,
             slow: LinkShaping::slow(ttl),
+            slow_reply: LinkShaping::slow_reply(op_timeout),
         }
     }
 }
@@ -45,6 +54,9 @@ pub struct LinkShaping {
     pub delay_ms: u64,
     pub jitter_ms: u64,
     pub loss: f64,
+    /// Only what the service sends back is shaped; requests pass at once.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub replies_only: bool,
 }
 
 impl LinkShaping {
@@ -53,7 +65,17 @@ impl LinkShaping {
         Self {
             delay_ms: (ttl / 4).as_millis() as u64,
             jitter_ms: (ttl / 8).as_millis() as u64,
-            loss: 0.0,
+            ..Self::default()
+        }
+    }
+
+    /// `slow-reply`: every reply waits twice the client's operation timeout, so that each
+    /// request lands and its client gives up before it hears the answer.
+    pub fn slow_reply(op_timeout: Duration) -> Self {
+        Self {
+            delay_ms: (op_timeout * 2).as_millis() as u64,
+            replies_only: true,
+            ..Self::default()
         }
     }
 

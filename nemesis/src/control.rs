@@ -6,6 +6,7 @@
 use crate::clock::{ClockSetting, LinkShaping};
 use crate::grudge::Grudge;
 use std::future::Future;
+use std::time::Duration;
 
 /// A signal sent to every process of a target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -80,6 +81,48 @@ pub trait NodeControl: Send + Sync {
     ) -> impl Future<Output = Result<(), ControlError>> + Send;
 }
 
+/// A worker in the middle of one operation of the lock protocol, as the live history shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InFlight {
+    /// The worker, by the name the nemesis targets (`worker-3`).
+    pub worker: String,
+    /// The history index of the operation's invoke: the same index later means the same
+    /// operation is still in flight.
+    pub index: u64,
+    /// When it was invoked (ns since the run's start).
+    pub invoked_ns: u64,
+    /// How long this worker's recent acquires took, invoke to completion (the median of its
+    /// last few); `None` before its first one completed.
+    pub acquire_latency: Option<Duration>,
+}
+
+/// Who is where in the lock protocol right now, from the live history (docs/design.md,
+/// "Holds", for the holder): the targets of the holder faults and of the in-flight faults.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Moments {
+    /// The worker that holds the lock (the newest certain holder).
+    pub holder: Option<String>,
+    /// Workers whose acquire is in flight, by worker name.
+    pub acquiring: Vec<InFlight>,
+    /// Workers whose release is in flight.
+    pub releasing: Vec<InFlight>,
+}
+
+impl Moments {
+    /// Acquires in flight while another worker holds the lock: waiters.
+    pub fn waiting(&self) -> Vec<InFlight> {
+        match &self.holder {
+            Some(h) => self
+                .acquiring
+                .iter()
+                .filter(|a| a.worker != *h)
+                .cloned()
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+}
+
 /// What the nemesis needs to know about the run at fault time.
 pub trait Topology: Send + Sync {
     /// Every worker, by name.
@@ -88,8 +131,9 @@ pub trait Topology: Send + Sync {
     fn nodes(&self) -> Vec<String>;
     /// The protected resource's container, if it is one.
     fn resource(&self) -> Option<String>;
-    /// The worker that holds the lock right now (the driver knows from the history).
-    fn holder(&self) -> impl Future<Output = Option<String>> + Send;
+    /// Who holds the lock and who is in the middle of an acquire or a release right now (the
+    /// driver knows from the history).
+    fn moments(&self) -> impl Future<Output = Moments> + Send;
     /// The current leader / master of the lock service, asked of the system itself.
     fn leader(&self) -> impl Future<Output = Option<String>> + Send;
 }

@@ -16,6 +16,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 mod heal;
+mod in_flight;
 
 /// Whether a fault's target is the current lock holder (found at its start, maybe waited for).
 fn is_holder_fault(fault: FaultKind) -> bool {
@@ -28,7 +29,15 @@ fn is_holder_fault(fault: FaultKind) -> bool {
             | FaultKind::ClockJump
             | FaultKind::SlowNetwork
             | FaultKind::LossyNetwork
+            | FaultKind::SlowReply
+            | FaultKind::ClientClockJump
+            | FaultKind::ClientClockSkew
     )
+}
+
+/// Whether a fault waits for its target (a holder, a worker in flight) and so may start late.
+fn waits_for_target(fault: FaultKind) -> bool {
+    is_holder_fault(fault) || fault.is_in_flight()
 }
 
 /// How often a holder fault that found no holder asks again.
@@ -177,7 +186,7 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                     wait_until = wait_until.min(next);
                 }
                 let started = self.start(i, step, origin + wait_until).await?;
-                if started && is_holder_fault(step.fault) {
+                if started && waits_for_target(step.fault) {
                     late.insert(i, origin.elapsed().saturating_sub(at));
                 }
                 let mut st = self.state();
@@ -206,7 +215,16 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
         step: &Step,
         wait_until: tokio::time::Instant,
     ) -> Result<bool, NemesisError> {
-        let (applied, targets, value) = match self.resolve_waiting(step, wait_until).await {
+        let (resolved, mut how) = if step.fault.is_in_flight() {
+            self.resolve_in_flight(step, wait_until).await
+        } else {
+            (self.resolve_waiting(step, wait_until).await, Vec::new())
+        };
+        if matches!(step.fault, FaultKind::StallService | FaultKind::StallLeader) {
+            // The drawn length of a stall is what decides whether a lease survives it.
+            how.push(("length_ms", (step.duration.as_millis() as u64).into()));
+        }
+        let (applied, targets, mut value) = match resolved {
             Resolved::NoTarget(why) => {
                 let e = self.event(step.fault, &[], vec![]);
                 let e = e.with_error(format!("skipped: {why}"));
@@ -265,6 +283,10 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                 (Applied::Shaped, targets, vec![("links", value)])
             }
         };
+        value.extend(how);
+        if let Some(landed) = self.landed(step.fault, &value).await {
+            value.push(("landed", landed.into()));
+        }
         let event = self.event(step.fault, &targets, value);
         let line = event.event(self.clock.now());
         self.state().active.insert(
@@ -293,9 +315,9 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
     async fn resolve_waiting(&self, step: &Step, deadline: tokio::time::Instant) -> Resolved {
         let holder_fault = is_holder_fault(step.fault);
         if step.fault == FaultKind::ClockJump {
-            let before = self.topology.holder().await;
+            let before = self.topology.moments().await.holder;
             loop {
-                let now = self.topology.holder().await;
+                let now = self.topology.moments().await.holder;
                 if (now.is_some() && now != before) || tokio::time::Instant::now() >= deadline {
                     break;
                 }

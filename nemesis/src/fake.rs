@@ -4,7 +4,7 @@
 //! specified against these in milliseconds; the container tests prove the same against Docker.
 
 use crate::clock::{ClockSetting, LinkShaping};
-use crate::control::{ControlError, NodeControl, Signal, Topology};
+use crate::control::{ControlError, InFlight, Moments, NodeControl, Signal, Topology};
 use crate::grudge::Grudge;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
@@ -19,7 +19,8 @@ pub enum Call {
     HealNetwork,
     /// The target and its clock setting, as text (`ahead 10s`, `fast x3`, `real`).
     SetClock(String, String),
-    /// The target and its links' shaping (`None`: healed).
+    /// The target and its links' shaping (`None`: healed): delay, jitter, and the loss as
+    /// text, followed by ` replies-only` when only the replies are shaped.
     ShapeLinks(String, Option<(u64, u64, String)>),
 }
 
@@ -160,7 +161,10 @@ impl NodeControl for FakeControl {
         shaping: Option<LinkShaping>,
     ) -> Result<(), ControlError> {
         let mut w = self.world();
-        let text = shaping.map(|s| (s.delay_ms, s.jitter_ms, s.loss.to_string()));
+        let text = shaping.map(|s| {
+            let only = if s.replies_only { " replies-only" } else { "" };
+            (s.delay_ms, s.jitter_ms, format!("{}{only}", s.loss))
+        });
         w.calls.push(Call::ShapeLinks(target.into(), text));
         match shaping {
             Some(_) => w.shaped.insert(target.into()),
@@ -196,6 +200,10 @@ pub struct StaticTopology {
     pub resource: Option<String>,
     pub holder: Mutex<Option<String>>,
     pub leader: Mutex<Option<String>>,
+    /// Acquires in flight (the in-flight faults' targets).
+    pub acquiring: Mutex<Vec<InFlight>>,
+    /// Releases in flight.
+    pub releasing: Mutex<Vec<InFlight>>,
 }
 
 impl StaticTopology {
@@ -207,6 +215,8 @@ impl StaticTopology {
             resource: Some("resource".into()),
             holder: Mutex::new(Some("worker-1".into())),
             leader: Mutex::new(Some("n1".into())),
+            acquiring: Mutex::new(Vec::new()),
+            releasing: Mutex::new(Vec::new()),
         }
     }
 }
@@ -221,11 +231,17 @@ impl Topology for StaticTopology {
     fn resource(&self) -> Option<String> {
         self.resource.clone()
     }
-    async fn holder(&self) -> Option<String> {
-        self.holder
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+    async fn moments(&self) -> Moments {
+        let read = |m: &Mutex<Vec<InFlight>>| m.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        Moments {
+            holder: self
+                .holder
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
+            acquiring: read(&self.acquiring),
+            releasing: read(&self.releasing),
+        }
     }
     async fn leader(&self) -> Option<String> {
         self.leader

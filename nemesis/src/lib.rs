@@ -41,7 +41,7 @@ pub mod schedule;
 mod targets;
 
 pub use clock::{ClockFaults, ClockSetting, LinkShaping};
-pub use control::{ControlError, NodeControl, Signal, Topology};
+pub use control::{ControlError, InFlight, Moments, NodeControl, Signal, Topology};
 pub use executor::{Nemesis, NemesisError, Summary};
 pub use fault::{FaultKind, UnknownFault, ALL_FAULTS};
 pub use grudge::Grudge;

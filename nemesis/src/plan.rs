@@ -193,7 +193,12 @@ impl Generator {
                     rng.random_range(lo.as_millis() as u64..=hi.as_millis() as u64),
                 ),
                 Some((lo, _)) => lo,
-                None => fault.default_duration(self.ttl),
+                // Only a fault whose length is drawn draws (the plans of the others stay as
+                // they were for every seed).
+                None => match fault.length_range(self.ttl) {
+                    (lo, hi) if hi > lo => fault.drawn_length(self.ttl, rng.random()),
+                    (lo, _) => lo,
+                },
             };
             let pick = rng.random::<u64>() % 1_000_000;
             if t + duration > self.time_limit {

@@ -85,13 +85,16 @@ impl Schedule {
                         place: place.clone(),
                         source,
                     })?;
+            let pick = raw.pick.unwrap_or(placed.len() as u64);
             let step = Step {
                 at: raw.at,
                 fault,
+                // A line without "for": the fault's default, or its length drawn from the
+                // step's pick (a stall of the service).
                 duration: raw
                     .duration
-                    .unwrap_or_else(|| fault.default_duration(ctx.ttl)),
-                pick: raw.pick.unwrap_or(placed.len() as u64),
+                    .unwrap_or_else(|| fault.drawn_length(ctx.ttl, length_draw(pick))),
+                pick,
             };
             placed.push((place, step));
         }
@@ -100,6 +103,12 @@ impl Schedule {
         steps.sort_by_key(|s| s.at);
         Ok(Plan { steps })
     }
+}
+
+/// The random number a step's drawn length comes from, fixed by its pick.
+fn length_draw(pick: u64) -> u64 {
+    use rand::{Rng, SeedableRng};
+    rand_chacha::ChaCha8Rng::seed_from_u64(pick).random()
 }
 
 impl Plan {

@@ -3,7 +3,7 @@
 //! the same targets), and for partitions the grudge built from them.
 
 use crate::clock::{ClockFaults, ClockSetting, LinkShaping};
-use crate::control::{Signal, Topology};
+use crate::control::{InFlight, Moments, Signal, Topology};
 use crate::fault::FaultKind;
 use crate::grudge::Grudge;
 use crate::plan::Step;
@@ -58,7 +58,41 @@ pub(crate) async fn resolve<T: Topology>(topo: &T, step: &Step, clock: &ClockFau
         | FaultKind::DeafenHolder
         | FaultKind::MuteHolder
         | FaultKind::SlowNetwork
-        | FaultKind::LossyNetwork => one(topo.holder().await, "no worker holds the lock"),
+        | FaultKind::LossyNetwork => one(topo.moments().await.holder, "no worker holds the lock"),
+        FaultKind::SlowReply => {
+            // The holder's renewals, or else an acquire whose grant will not be heard in time.
+            let m = topo.moments().await;
+            let acquiring = pick_in_flight(m.acquiring, step.pick).map(|a| a.worker);
+            let target = m.holder.or(acquiring);
+            return match target {
+                Some(t) => Resolved::Links(clock.slow_reply, vec![t]),
+                None => Resolved::NoTarget("no worker holds the lock or is acquiring it"),
+            };
+        }
+        FaultKind::ClientClockJump | FaultKind::ClientClockSkew => {
+            let Some(holder) = topo.moments().await.holder else {
+                return Resolved::NoTarget("no worker holds the lock");
+            };
+            return Resolved::Clock(client_clock(step, clock), vec![holder]);
+        }
+        FaultKind::PauseAcquiring
+        | FaultKind::KillAcquiring
+        | FaultKind::PauseReleasing
+        | FaultKind::IsolateReleasing
+        | FaultKind::PauseWaiter => {
+            let m = topo.moments().await;
+            return match pick_in_flight(in_flight(&m, step.fault), step.pick) {
+                Some(caught) => strike(topo, step.fault, caught.worker),
+                None => Resolved::NoTarget(nobody_in_flight(step.fault)),
+            };
+        }
+        FaultKind::StallService => {
+            let nodes = topo.nodes();
+            if nodes.is_empty() {
+                return Resolved::NoTarget("there are no nodes");
+            }
+            return Resolved::Signal(Signal::Stop, nodes);
+        }
         FaultKind::DeafenFollower => {
             let Some(leader) = topo.leader().await else {
                 return Resolved::NoTarget("the system reports no leader");
@@ -73,7 +107,7 @@ pub(crate) async fn resolve<T: Topology>(topo: &T, step: &Step, clock: &ClockFau
         FaultKind::ClockJump => {
             // Kleppmann's case: the clocks jump while a client holds the lock, so that its key
             // expires early on a majority of the nodes that hold it.
-            if topo.holder().await.is_none() {
+            if topo.moments().await.holder.is_none() {
                 return Resolved::NoTarget("no worker holds the lock");
             }
             let nodes = majority(topo.nodes(), step.pick);
@@ -99,6 +133,7 @@ pub(crate) async fn resolve<T: Topology>(topo: &T, step: &Step, clock: &ClockFau
         FaultKind::PauseLeader
         | FaultKind::KillLeader
         | FaultKind::IsolateLeader
+        | FaultKind::StallLeader
         | FaultKind::Failover => one(topo.leader().await, "the system reports no leader"),
         FaultKind::IsolateResource => one(topo.resource(), "the resource is not a container"),
         FaultKind::Halves | FaultKind::MajoritiesRing => Ok(String::new()),
@@ -112,6 +147,7 @@ pub(crate) async fn resolve<T: Topology>(topo: &T, step: &Step, clock: &ClockFau
         | FaultKind::PauseWorker
         | FaultKind::PauseNode
         | FaultKind::PauseLeader
+        | FaultKind::StallLeader
         | FaultKind::Failover => Resolved::Signal(Signal::Stop, vec![target]),
         FaultKind::KillHolder
         | FaultKind::KillWorker
@@ -132,9 +168,18 @@ pub(crate) async fn resolve<T: Topology>(topo: &T, step: &Step, clock: &ClockFau
         FaultKind::SlowNetwork => Resolved::Links(clock.slow, vec![target]),
         FaultKind::LossyNetwork => Resolved::Links(LinkShaping::lossy(), vec![target]),
         // resolved above
-        FaultKind::DeafenFollower | FaultKind::ClockJump | FaultKind::ClockSkew => {
-            Resolved::NoTarget("resolved before the target match")
-        }
+        FaultKind::DeafenFollower
+        | FaultKind::ClockJump
+        | FaultKind::ClockSkew
+        | FaultKind::SlowReply
+        | FaultKind::ClientClockJump
+        | FaultKind::ClientClockSkew
+        | FaultKind::PauseAcquiring
+        | FaultKind::KillAcquiring
+        | FaultKind::PauseReleasing
+        | FaultKind::IsolateReleasing
+        | FaultKind::PauseWaiter
+        | FaultKind::StallService => Resolved::NoTarget("resolved before the target match"),
         FaultKind::IsolateResource => {
             let mut others = topo.workers();
             others.extend(topo.nodes());
@@ -148,6 +193,64 @@ pub(crate) async fn resolve<T: Topology>(topo: &T, step: &Step, clock: &ClockFau
         FaultKind::MajoritiesRing => {
             let nodes = shuffled(topo.nodes(), step.pick);
             Resolved::Partition(Grudge::majorities_ring(&nodes), nodes)
+        }
+    }
+}
+
+/// The workers an in-flight fault may strike now: acquiring (any acquire in flight),
+/// releasing, or waiting (an acquire in flight while another worker holds the lock).
+pub(crate) fn in_flight(m: &Moments, fault: FaultKind) -> Vec<InFlight> {
+    match fault {
+        FaultKind::PauseAcquiring | FaultKind::KillAcquiring => m.acquiring.clone(),
+        FaultKind::PauseReleasing | FaultKind::IsolateReleasing => m.releasing.clone(),
+        FaultKind::PauseWaiter => m.waiting(),
+        _ => Vec::new(),
+    }
+}
+
+/// One of `caught`, drawn with `pick` from them sorted by worker name.
+pub(crate) fn pick_in_flight(mut caught: Vec<InFlight>, pick: u64) -> Option<InFlight> {
+    caught.sort_by(|a, b| a.worker.cmp(&b.worker));
+    let n = caught.len() as u64;
+    (n > 0).then(|| caught.swap_remove((pick % n) as usize))
+}
+
+/// Why an in-flight fault found no target.
+pub(crate) fn nobody_in_flight(fault: FaultKind) -> &'static str {
+    match fault {
+        FaultKind::PauseReleasing | FaultKind::IsolateReleasing => {
+            "no worker's release was in flight"
+        }
+        FaultKind::PauseWaiter => "no worker was waiting for a held lock",
+        _ => "no worker's acquire was in flight",
+    }
+}
+
+/// What an in-flight fault does to the worker it caught.
+pub(crate) fn strike<T: Topology>(topo: &T, fault: FaultKind, worker: String) -> Resolved {
+    match fault {
+        FaultKind::KillAcquiring => Resolved::Signal(Signal::Kill, vec![worker]),
+        FaultKind::IsolateReleasing => {
+            Resolved::Partition(Grudge::isolate_worker(&worker, &topo.nodes()), vec![worker])
+        }
+        _ => Resolved::Signal(Signal::Stop, vec![worker]),
+    }
+}
+
+/// A client clock fault's setting: its direction drawn with the step's `pick` (even: forward,
+/// odd: backward).
+fn client_clock(step: &Step, clock: &ClockFaults) -> ClockSetting {
+    let forward = step.pick.is_multiple_of(2);
+    match step.fault {
+        FaultKind::ClientClockSkew if forward => ClockSetting::Fast { factor: clock.skew },
+        FaultKind::ClientClockSkew => ClockSetting::Fast {
+            factor: 1.0 / clock.skew,
+        },
+        _ => {
+            let secs = clock.jump.as_secs_f64();
+            ClockSetting::Ahead {
+                secs: if forward { secs } else { -secs },
+            }
         }
     }
 }
@@ -174,6 +277,13 @@ mod tests {
             delay_ms: 500,
             jitter_ms: 250,
             loss: 0.0,
+            replies_only: false,
+        },
+        slow_reply: LinkShaping {
+            delay_ms: 2000,
+            jitter_ms: 0,
+            loss: 0.0,
+            replies_only: true,
         },
     };
 

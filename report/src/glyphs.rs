@@ -7,7 +7,18 @@ use super::timeline::{MarkKind, WriteOutcome};
 /// The colours of a fault by its name: (strong, light).
 pub fn fault_color(name: &str) -> (&'static str, &'static str) {
     let n = name.to_ascii_lowercase();
-    if n.contains("pause") || n.contains("stop") || n.contains("frozen") {
+    // A fault that struck an operation in flight, a stall of the whole service shorter than
+    // the lease, a reply held back and a client's own clock each read apart from their plainer
+    // kin (a pause, a node pause, a slow link, a server's clock).
+    if n.contains("acquiring") || n.contains("releasing") || n.contains("waiter") {
+        ("#be185d", "#fce7f3")
+    } else if n.contains("stall") {
+        ("#92400e", "#fde68a")
+    } else if n.contains("reply") {
+        ("#0e7490", "#cffafe")
+    } else if n.contains("client-clock") {
+        ("#4338ca", "#e0e7ff")
+    } else if n.contains("pause") || n.contains("stop") || n.contains("frozen") {
         ("#d97706", "#fef3c7")
     } else if [
         "partition",
@@ -98,4 +109,35 @@ pub fn legend() -> Vec<(String, &'static str)> {
         (r##"<path d="M0-7V7" stroke="#9333ea" stroke-width="2.4" stroke-dasharray="3 2"/>"##.to_string(), "release rejected"),
         (r##"<circle r="7" fill="none" stroke="#dc2626" stroke-width="2.2"/>"##.to_string(), "anomaly evidence"),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The faults of the protocol's weak moments each read apart from their plainer kin on the
+    /// timeline.
+    #[test]
+    fn the_weak_moment_faults_have_colours_of_their_own() {
+        let pause = fault_color("pause-holder");
+        for (fault, kin) in [
+            ("pause-acquiring", "pause-holder"),
+            ("kill-acquiring", "kill-holder"),
+            ("pause-releasing", "pause-holder"),
+            ("isolate-releasing", "isolate-holder"),
+            ("pause-waiter", "pause-worker"),
+            ("stall-service", "pause-node"),
+            ("stall-leader", "pause-leader"),
+            ("slow-reply", "slow-network"),
+            ("client-clock-jump", "clock-jump"),
+            ("client-clock-skew", "clock-skew"),
+        ] {
+            assert_ne!(fault_color(fault), fault_color(kin), "{fault} vs {kin}");
+        }
+        assert_eq!(
+            fault_color("pause-node"),
+            pause,
+            "the plain pauses keep theirs"
+        );
+    }
 }

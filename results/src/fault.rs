@@ -67,10 +67,39 @@ pub enum FaultKind {
     /// The holder's links to the lock service lose: each chunk relayed breaks its connection
     /// with probability 0.2 (a reset, as a lost segment on a dying link ends up).
     LossyNetwork,
+    /// SIGSTOP a worker whose acquire is in flight, after a delay drawn within its recent
+    /// acquire latency: as often as timing allows, between the server's grant and the client's
+    /// receipt of it.
+    PauseAcquiring,
+    /// SIGKILL a worker whose acquire is in flight (the same delay); restarted at the end.
+    KillAcquiring,
+    /// SIGSTOP a worker whose release is in flight.
+    PauseReleasing,
+    /// Cut a worker whose release is in flight off from the lock service (not the resource).
+    IsolateReleasing,
+    /// SIGSTOP a worker blocked in acquire while another worker holds the lock, for 2 x ttl:
+    /// its place in the queue (a session, a waiting key) outlives it or not.
+    PauseWaiter,
+    /// Every node of the lock service frozen (SIGSTOP) for a drawn length between ttl / 4 and
+    /// 3 ttl / 4: a lock whose holder keeps its lease alive correctly survives it.
+    StallService,
+    /// The leader / master alone frozen for the same drawn length.
+    StallLeader,
+    /// The service's replies to the holder (or to an acquiring worker) held back past the
+    /// client's operation timeout by the link proxy, while its requests pass at once: the
+    /// request lands, the client hears nothing in time.
+    SlowReply,
+    /// The wall clock of the holder's lock client (the adapter, or the worker running
+    /// fencecheck's own recipe) jumps 5 x ttl, forward or backward as drawn (libfaketime;
+    /// monotonic clocks untouched).
+    ClientClockJump,
+    /// The wall clock of the holder's lock client runs 3 x as fast, or at a third of the speed,
+    /// as drawn, for the fault's length.
+    ClientClockSkew,
 }
 
 /// Every fault, in the order `--help` lists them.
-pub const ALL_FAULTS: [FaultKind; 22] = [
+pub const ALL_FAULTS: [FaultKind; 32] = [
     FaultKind::PauseHolder,
     FaultKind::PauseWorker,
     FaultKind::KillHolder,
@@ -93,6 +122,16 @@ pub const ALL_FAULTS: [FaultKind; 22] = [
     FaultKind::ClockSkew,
     FaultKind::SlowNetwork,
     FaultKind::LossyNetwork,
+    FaultKind::PauseAcquiring,
+    FaultKind::KillAcquiring,
+    FaultKind::PauseReleasing,
+    FaultKind::IsolateReleasing,
+    FaultKind::PauseWaiter,
+    FaultKind::StallService,
+    FaultKind::StallLeader,
+    FaultKind::SlowReply,
+    FaultKind::ClientClockJump,
+    FaultKind::ClientClockSkew,
 ];
 
 impl FaultKind {
@@ -120,6 +159,16 @@ impl FaultKind {
             FaultKind::ClockSkew => "clock-skew",
             FaultKind::SlowNetwork => "slow-network",
             FaultKind::LossyNetwork => "lossy-network",
+            FaultKind::PauseAcquiring => "pause-acquiring",
+            FaultKind::KillAcquiring => "kill-acquiring",
+            FaultKind::PauseReleasing => "pause-releasing",
+            FaultKind::IsolateReleasing => "isolate-releasing",
+            FaultKind::PauseWaiter => "pause-waiter",
+            FaultKind::StallService => "stall-service",
+            FaultKind::StallLeader => "stall-leader",
+            FaultKind::SlowReply => "slow-reply",
+            FaultKind::ClientClockJump => "client-clock-jump",
+            FaultKind::ClientClockSkew => "client-clock-skew",
         }
     }
 
@@ -136,6 +185,7 @@ impl FaultKind {
                 | FaultKind::DeafenHolder
                 | FaultKind::MuteHolder
                 | FaultKind::DeafenFollower
+                | FaultKind::IsolateReleasing
         )
     }
 
@@ -147,15 +197,40 @@ impl FaultKind {
         )
     }
 
-    /// Faults on the wall clock (libfaketime), which only reach programs that read the time
-    /// through libc.
+    /// Faults on the lock service's wall clocks (libfaketime), which only reach servers that
+    /// read the time through libc.
     pub fn is_clock(self) -> bool {
         matches!(self, FaultKind::ClockJump | FaultKind::ClockSkew)
     }
 
+    /// Faults on a lock client's wall clock (libfaketime in the worker's container), which only
+    /// reach clients that read the time through libc.
+    pub fn is_client_clock(self) -> bool {
+        matches!(
+            self,
+            FaultKind::ClientClockJump | FaultKind::ClientClockSkew
+        )
+    }
+
     /// Faults on the links through the run's link proxy (started only for them).
     pub fn is_link(self) -> bool {
-        matches!(self, FaultKind::SlowNetwork | FaultKind::LossyNetwork)
+        matches!(
+            self,
+            FaultKind::SlowNetwork | FaultKind::LossyNetwork | FaultKind::SlowReply
+        )
+    }
+
+    /// Faults that strike a worker in the middle of one operation of the lock protocol (an
+    /// acquire or a release in flight), found in the live history at fault time.
+    pub fn is_in_flight(self) -> bool {
+        matches!(
+            self,
+            FaultKind::PauseAcquiring
+                | FaultKind::KillAcquiring
+                | FaultKind::PauseReleasing
+                | FaultKind::IsolateReleasing
+                | FaultKind::PauseWaiter
+        )
     }
 
     /// What the fault hits. `isolate-worker` counts as a fault on workers; a reader that knows
@@ -171,7 +246,15 @@ impl FaultKind {
             | FaultKind::DeafenHolder
             | FaultKind::MuteHolder
             | FaultKind::SlowNetwork
-            | FaultKind::LossyNetwork => Scope::Workers,
+            | FaultKind::LossyNetwork
+            | FaultKind::PauseAcquiring
+            | FaultKind::KillAcquiring
+            | FaultKind::PauseReleasing
+            | FaultKind::IsolateReleasing
+            | FaultKind::PauseWaiter
+            | FaultKind::SlowReply
+            | FaultKind::ClientClockJump
+            | FaultKind::ClientClockSkew => Scope::Workers,
             FaultKind::IsolateResource => Scope::Resource,
             FaultKind::PauseNode
             | FaultKind::PauseLeader
@@ -183,20 +266,55 @@ impl FaultKind {
             | FaultKind::Failover
             | FaultKind::DeafenFollower
             | FaultKind::ClockJump
-            | FaultKind::ClockSkew => Scope::LockService,
+            | FaultKind::ClockSkew
+            | FaultKind::StallService
+            | FaultKind::StallLeader => Scope::LockService,
         }
     }
 
     /// The duration used when a schedule gives none: a pause outlives the lease (2 x ttl), the
-    /// other faults last long enough for an election or a failover to happen.
+    /// other faults last long enough for an election or a failover to happen. A stall's length
+    /// is drawn ([`FaultKind::length_range`]); this is the middle of its range.
     pub fn default_duration(self, ttl: Duration) -> Duration {
         match self {
-            FaultKind::PauseHolder | FaultKind::PauseWorker => ttl * 2,
-            FaultKind::KillHolder | FaultKind::KillWorker => ttl,
+            FaultKind::PauseHolder
+            | FaultKind::PauseWorker
+            | FaultKind::PauseAcquiring
+            | FaultKind::PauseReleasing
+            | FaultKind::PauseWaiter
+            | FaultKind::IsolateReleasing
+            | FaultKind::SlowReply => ttl * 2,
+            FaultKind::KillHolder | FaultKind::KillWorker | FaultKind::KillAcquiring => ttl,
             // The jump acts at its start (keys expire at once); the heal sets the clock back.
-            FaultKind::ClockJump => ttl,
+            FaultKind::ClockJump | FaultKind::ClientClockJump => ttl,
+            FaultKind::StallService | FaultKind::StallLeader => ttl / 2,
             _ => Duration::from_secs(10),
         }
+    }
+
+    /// The range a length is drawn from when a schedule gives none: a stall of the service
+    /// is shorter than the lease, between ttl / 4 and 3 ttl / 4, so that a lock which keeps
+    /// its lease alive correctly survives it while one that lets it lapse does not. Every other
+    /// fault has its one default length.
+    pub fn length_range(self, ttl: Duration) -> (Duration, Duration) {
+        match self {
+            FaultKind::StallService | FaultKind::StallLeader => (ttl / 4, ttl * 3 / 4),
+            other => {
+                let d = other.default_duration(ttl);
+                (d, d)
+            }
+        }
+    }
+
+    /// A length drawn from [`FaultKind::length_range`] by `draw` (a seeded random number), to
+    /// the millisecond.
+    pub fn drawn_length(self, ttl: Duration, draw: u64) -> Duration {
+        let (lo, hi) = self.length_range(ttl);
+        let span = (hi.saturating_sub(lo)).as_millis() as u64;
+        if span == 0 {
+            return lo;
+        }
+        lo + Duration::from_millis(draw % (span + 1))
     }
 
     /// Why this fault cannot run against a system with these capabilities, if it cannot.
@@ -205,12 +323,20 @@ impl FaultKind {
             FaultKind::PauseHolder
             | FaultKind::PauseWorker
             | FaultKind::KillHolder
-            | FaultKind::KillWorker => None,
+            | FaultKind::KillWorker
+            | FaultKind::PauseAcquiring
+            | FaultKind::KillAcquiring
+            | FaultKind::PauseReleasing
+            | FaultKind::PauseWaiter => None,
             _ if caps.in_process => Some(
                 "it runs in this process, with no nodes, network, clocks or links to fault: only \
-                 pause-holder, pause-worker, kill-holder and kill-worker apply",
+                 the worker faults pause-holder, pause-worker, kill-holder, kill-worker, \
+                 pause-acquiring, kill-acquiring, pause-releasing and pause-waiter apply",
             ),
-            FaultKind::PauseLeader | FaultKind::KillLeader | FaultKind::IsolateLeader
+            FaultKind::PauseLeader
+            | FaultKind::KillLeader
+            | FaultKind::IsolateLeader
+            | FaultKind::StallLeader
                 if !caps.leader =>
             {
                 Some("it has no leader or master")
@@ -225,6 +351,14 @@ impl FaultKind {
                 Some("it has no leader whose followers replicate from it")
             }
             FaultKind::ClockJump | FaultKind::ClockSkew => caps.no_fake_clock,
+            // Sentinel hands clients the master's own address, past the link proxy: only the
+            // sentinels' replies would be held back, not the lock's.
+            FaultKind::SlowReply if caps.provider == crate::provider::Provider::RedisSentinel => {
+                Some(
+                    "its clients reach the master at the address the sentinels give them, past \
+                     the link proxy that would hold the replies back",
+                )
+            }
             _ => None,
         }
     }
@@ -325,6 +459,100 @@ mod tests {
         assert!(FaultKind::DeafenFollower
             .unsupported_because(&redlock)
             .is_some());
+    }
+
+    /// Issue 27: the faults aimed at the protocol's weak moments parse by their names, hit
+    /// workers (they never excuse a stuck lock) except the stalls of the service, and a stall's
+    /// drawn length is shorter than the lease.
+    #[test]
+    fn the_weak_moment_faults_parse_and_only_the_stalls_are_of_the_service() {
+        let workers = [
+            "pause-acquiring",
+            "kill-acquiring",
+            "pause-releasing",
+            "isolate-releasing",
+            "pause-waiter",
+            "slow-reply",
+            "client-clock-jump",
+            "client-clock-skew",
+        ];
+        for name in workers {
+            let f: FaultKind = name.parse().unwrap();
+            assert_eq!(f.name(), name);
+            assert_eq!(f.scope(), Scope::Workers, "{name}");
+            assert_eq!(scope_of(name), Scope::Workers, "{name}");
+        }
+        for name in ["stall-service", "stall-leader"] {
+            assert_eq!(scope_of(name), Scope::LockService, "{name}");
+        }
+        assert!(FaultKind::IsolateReleasing.is_partition());
+        assert!(FaultKind::SlowReply.is_link());
+        assert!(
+            FaultKind::ClientClockJump.is_client_clock() && !FaultKind::ClientClockJump.is_clock()
+        );
+        assert!(FaultKind::PauseWaiter.is_in_flight() && !FaultKind::PauseHolder.is_in_flight());
+    }
+
+    #[test]
+    fn a_stall_s_length_is_drawn_between_a_quarter_and_three_quarters_of_the_lease() {
+        let ttl = Duration::from_secs(2);
+        for fault in [FaultKind::StallService, FaultKind::StallLeader] {
+            assert_eq!(
+                fault.length_range(ttl),
+                (Duration::from_millis(500), Duration::from_millis(1500))
+            );
+            let drawn: std::collections::BTreeSet<Duration> = (0..500u64)
+                .map(|d| fault.drawn_length(ttl, d * 7919))
+                .collect();
+            assert!(drawn.len() > 100, "drawn, not fixed: {}", drawn.len());
+            assert!(drawn.iter().all(|d| (ttl / 4..=ttl * 3 / 4).contains(d)));
+        }
+        // Every other fault keeps its one default length, drawn or not.
+        assert_eq!(
+            FaultKind::PauseWaiter.drawn_length(ttl, 12345),
+            Duration::from_secs(4),
+            "a waiter is frozen for 2 x ttl"
+        );
+        assert_eq!(FaultKind::KillAcquiring.drawn_length(ttl, 9), ttl);
+    }
+
+    #[test]
+    fn the_weak_moment_faults_are_refused_where_they_cannot_act() {
+        let memory = Provider::Memory.capabilities();
+        for ok in [
+            "pause-acquiring",
+            "kill-acquiring",
+            "pause-releasing",
+            "pause-waiter",
+        ] {
+            let f: FaultKind = ok.parse().unwrap();
+            assert!(f.unsupported_because(&memory).is_none(), "{ok} in process");
+        }
+        for no in [
+            "stall-service",
+            "slow-reply",
+            "client-clock-jump",
+            "isolate-releasing",
+        ] {
+            let f: FaultKind = no.parse().unwrap();
+            assert!(f.unsupported_because(&memory).is_some(), "{no} in process");
+        }
+        let redlock = Provider::Redlock.capabilities();
+        let why = FaultKind::StallLeader
+            .unsupported_because(&redlock)
+            .unwrap();
+        assert!(why.contains("no leader"), "{why}");
+        assert!(FaultKind::StallService
+            .unsupported_because(&redlock)
+            .is_none());
+        let sentinel = Provider::RedisSentinel.capabilities();
+        let why = FaultKind::SlowReply.unsupported_because(&sentinel).unwrap();
+        assert!(why.contains("link proxy"), "{why}");
+        let etcd = Provider::Etcd.capabilities();
+        for f in ["stall-leader", "slow-reply", "client-clock-skew"] {
+            let f: FaultKind = f.parse().unwrap();
+            assert!(f.unsupported_because(&etcd).is_none(), "{f} on etcd");
+        }
     }
 
     #[test]

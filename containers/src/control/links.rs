@@ -20,6 +20,7 @@ impl LinkProxy {
             "delay_ms": s.delay_ms,
             "jitter_ms": s.jitter_ms,
             "loss": s.loss,
+            "replies_only": s.replies_only,
         });
         self.send(&line.to_string()).await
     }

@@ -8,7 +8,7 @@ use super::Restart;
 use crate::cluster::ClusterHandle;
 use crate::docker::{Node, RunEnv};
 use futures::future::BoxFuture;
-use nemesis::Topology;
+use nemesis::{Moments, Topology};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -39,8 +39,9 @@ pub struct RunTopology {
     pub cluster: Arc<RwLock<ClusterHandle>>,
     pub workers: Vec<String>,
     pub resource: Option<String>,
-    /// The worker holding the lock now, kept up to date by the driver.
-    pub holder: Arc<Mutex<Option<String>>>,
+    /// The worker holding the lock and the workers in flight now, kept up to date by the
+    /// driver's live view of the history.
+    pub moments: Arc<Mutex<Moments>>,
 }
 
 impl RunTopology {
@@ -55,7 +56,7 @@ impl RunTopology {
             cluster,
             workers,
             resource,
-            holder: Arc::new(Mutex::new(None)),
+            moments: Arc::new(Mutex::new(Moments::default())),
         }
     }
 
@@ -85,8 +86,8 @@ impl Topology for RunTopology {
     fn resource(&self) -> Option<String> {
         self.resource.clone()
     }
-    async fn holder(&self) -> Option<String> {
-        self.holder
+    async fn moments(&self) -> Moments {
+        self.moments
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()

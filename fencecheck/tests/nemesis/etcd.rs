@@ -57,7 +57,7 @@ async fn a_paused_holders_lease_expires_and_another_client_acquires() {
         .expect("worker");
     fx.control.set_target("worker-1", &worker.name);
     fx.others.push(worker.clone());
-    *fx.topology.holder.lock().expect("holder") = Some("worker-1".into());
+    fx.topology.moments.lock().expect("moments").holder = Some("worker-1".into());
     let port = fx.handle().nodes[0].client_port;
 
     let mut probe = client(port, Duration::from_secs(1)).await;

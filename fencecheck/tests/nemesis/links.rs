@@ -51,6 +51,7 @@ async fn the_proxy_adds_the_delay_it_is_told_to_and_nothing_after_the_heal() {
         delay_ms: 100,
         jitter_ms: 0,
         loss: 0.0,
+        replies_only: false,
     };
     links
         .control

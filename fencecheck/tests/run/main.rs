@@ -15,3 +15,4 @@ mod replay_library;
 mod reproduce_cli;
 mod shrink_memory;
 mod unplanned;
+mod weak_moments;

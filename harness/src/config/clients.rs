@@ -15,6 +15,13 @@ use std::path::PathBuf;
 /// Where a user's own adapter folder is mounted in the worker's container.
 pub const CLIENT_DIR_IN_CONTAINER: &str = "/client";
 
+/// Why the client clock faults are refused for a Python adapter (measured with Debian
+/// bookworm's libfaketime 0.9.10 and Python 3.11 in the node image).
+pub const PYTHON_FAKE_CLOCK: &str = "it is a Python program, and under libfaketime 0.9.10 with \
+     the monotonic clock kept real every time.sleep() of Python 3.11 fails with EINVAL \
+     (clock_nanosleep to an absolute CLOCK_MONOTONIC deadline): the harness, not the fault, \
+     would break the library";
+
 /// The name of the in-process adapter (provider `memory`): the protocol in a plain `cargo test`.
 pub const IN_PROCESS_ADAPTER: &str = "memory";
 
@@ -38,6 +45,9 @@ pub struct ShippedAdapter {
     pub pypi: Option<PypiReleases>,
     /// Releases of the crate a Rust adapter tests, built by the host's cargo, one image each.
     pub cargo: Option<CargoReleases>,
+    /// Why libfaketime cannot move its lock client's wall clock (a Go program reads the clock
+    /// through the vDSO, not libc): the client clock faults are refused for it.
+    pub no_fake_clock: Option<String>,
 }
 
 /// The releases of the crate a Rust adapter is compiled against.
@@ -98,6 +108,7 @@ struct RawAdapter {
     debian: Option<DebianBuild>,
     pypi: Option<PypiReleases>,
     cargo: Option<CargoReleases>,
+    no_fake_clock: Option<String>,
 }
 
 /// Every shipped adapter, in name order.
@@ -133,6 +144,7 @@ pub fn shipped_adapter(name: &str) -> Option<ShippedAdapter> {
         debian: raw.debian,
         pypi: raw.pypi,
         cargo: raw.cargo,
+        no_fake_clock: raw.no_fake_clock,
     })
 }
 
@@ -274,6 +286,30 @@ impl LockClient {
             LockClient::Recipe(r) => *r,
             LockClient::Adapter(a) => RecipeKind::default_for(a.provider),
         }
+    }
+
+    /// Why a fault on its wall clock cannot act on it, if it cannot: a shipped adapter whose
+    /// library libfaketime does not reach (its `no_fake_clock`), or a Python one, whose
+    /// interpreter libfaketime breaks. fencecheck's recipes (Rust) and a user's own adapter are
+    /// taken to read the clock through libc and to sleep in ways libfaketime passes.
+    pub fn no_fake_clock(&self) -> Option<String> {
+        let LockClient::Adapter(a) = self else {
+            return None;
+        };
+        let shipped = shipped_adapter(&a.name)?;
+        if let Some(why) = shipped.no_fake_clock.clone() {
+            return Some(why);
+        }
+        let commands = [
+            shipped.debian.as_ref().map(|d| d.command.as_str()),
+            shipped.pypi.as_ref().map(|p| p.command.as_str()),
+        ];
+        let python = commands.into_iter().flatten().any(|c| {
+            c.split_whitespace()
+                .next()
+                .is_some_and(|p| p.contains("python"))
+        });
+        python.then(|| PYTHON_FAKE_CLOCK.to_string())
     }
 
     pub fn adapter(&self) -> Option<&AdapterPlan> {

@@ -93,6 +93,8 @@ pub struct TestPlan {
     /// The lock service's servers start under libfaketime (the fault plan, or a replay
     /// scenario, moves their clocks).
     pub fake_clocks: bool,
+    /// The workers' lock clients start under libfaketime (the fault plan moves their clocks).
+    pub fake_client_clocks: bool,
 }
 
 impl TestPlan {

@@ -390,6 +390,7 @@ cells:
             "published.yaml",
             "libraries.yaml",
             "versions.yaml",
+            "protocol.yaml",
         ] {
             let text = std::fs::read_to_string(root.join(file)).unwrap();
             let m = parse(&text).unwrap_or_else(|e| panic!("{file}: {e}"));

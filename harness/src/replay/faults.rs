@@ -65,6 +65,9 @@ impl Stage<'_> {
                 self.reset_clocks().await;
                 rows[i].result = "clocks real".into();
             }
+            Control::Stall { leader, length } => {
+                rows[i].result = self.stall(*leader, length.get()).await?;
+            }
             Control::PauseNode(n) => {
                 let node = self.resolve_node(n).await?;
                 self.signal(&node, Signal::Stop).await?;
@@ -155,6 +158,47 @@ impl Stage<'_> {
         Ok(())
     }
 
+    /// Freezes every node of the lock service (or its leader) for `length` and thaws it,
+    /// recorded as the run's nemesis records `stall-service` / `stall-leader` (with its
+    /// `length_ms`). A node frozen here and not yet thawed is in `paused_nodes`, so the final
+    /// heal resumes it if a step fails half-way.
+    async fn stall(&mut self, leader: bool, length: Duration) -> Result<String, String> {
+        let (fault, nodes) = if leader {
+            (
+                FaultKind::StallLeader,
+                vec![self.resolve_node("leader").await?],
+            )
+        } else {
+            let c = self
+                .site
+                .deployment
+                .cluster
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            let nodes = c
+                .nodes
+                .iter()
+                .map(|n| containers::control::topology::short_name(&self.site.env, &n.name))
+                .collect();
+            (FaultKind::StallService, nodes)
+        };
+        for node in &nodes {
+            self.paused_nodes.push(node.clone());
+            self.signal(node, Signal::Stop).await?;
+        }
+        let event = results::NemesisEvent::start(fault, nodes.clone())
+            .with("length_ms", length.as_millis() as u64);
+        self.record(&event);
+        tokio::time::sleep(length).await;
+        for node in &nodes {
+            self.signal(node, Signal::Cont).await?;
+            self.paused_nodes.retain(|p| p != node);
+        }
+        self.record(&event.stopped());
+        Ok(format!("{} frozen for {length:?}", nodes.join(", ")))
+    }
+
     /// `master` / `leader`: who leads now; anything else is taken as a short node name.
     async fn resolve_node(&self, n: &str) -> Result<String, String> {
         if n != "master" && n != "leader" {
@@ -228,7 +272,9 @@ impl Stage<'_> {
                     self.log.line(&format!("heal: {e}"));
                 }
                 self.workers[w].paused = false;
-                self.nemesis(FaultPhase::Stop, FaultKind::PauseWorker, &owner);
+                let fault =
+                    std::mem::replace(&mut self.workers[w].paused_by, FaultKind::PauseWorker);
+                self.nemesis(FaultPhase::Stop, fault, &owner);
             }
         }
         for node in std::mem::take(&mut self.paused_nodes) {

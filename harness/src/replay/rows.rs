@@ -73,6 +73,8 @@ fn action_text(a: &Action) -> String {
         Action::Isolate => "isolate".into(),
         Action::Heal => "heal".into(),
         Action::Begin(inner) => format!("begin {}", action_text(inner)),
+        Action::PauseAcquiring(after) => format!("pause-acquiring after {after}"),
+        Action::PauseReleasing(after) => format!("pause-releasing after {after}"),
     }
 }
 
@@ -87,6 +89,14 @@ fn control_text(c: &Control) -> String {
         Control::Failover => "failover".into(),
         Control::ClockJump { ahead, nodes } => format!("clock-jump {ahead} on {}", nodes.join(",")),
         Control::ClockReal => "clock-real".into(),
+        Control::Stall {
+            leader: false,
+            length,
+        } => format!("stall-service {length}"),
+        Control::Stall {
+            leader: true,
+            length,
+        } => format!("stall-leader {length}"),
     }
 }
 

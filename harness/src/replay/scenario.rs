@@ -49,6 +49,11 @@ pub enum Action {
     /// Cut the worker off from the lock service (not from the resource).
     Isolate,
     Heal,
+    /// Send an acquire and freeze the worker this long after (`pause-acquiring after 5ms`):
+    /// the acquire stays open until `resume`.
+    PauseAcquiring(Dur),
+    /// The same with a release (`pause-releasing`).
+    PauseReleasing(Dur),
     /// `begin acquire` (or write, release): the operation is sent and the scenario goes on
     /// without its answer, as a worker already waiting when the next steps happen; it is
     /// completed and checked before that worker's next step, or at the end.
@@ -88,6 +93,9 @@ pub enum Control {
     ClockJump { ahead: Dur, nodes: Vec<String> },
     /// Every moved clock back to the real time.
     ClockReal,
+    /// Freeze every node of the lock service (`leader`: the leader alone) for this long, then
+    /// thaw it: `stall-service` / `stall-leader` as one step.
+    Stall { leader: bool, length: Dur },
 }
 
 /// An expectation on a step's outcome.
@@ -329,14 +337,16 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
                 }
                 let action = parse_action(&what, line)?;
                 match action.operation() {
-                    Action::Acquire => acquired.push(
+                    Action::Acquire | Action::PauseAcquiring(_) => acquired.push(
                         raw.workers
                             .iter()
                             .find(|w| *w == worker)
                             .map(|s| s.as_str())
                             .unwrap_or_default(),
                     ),
-                    Action::Write(_) | Action::Release if !acquired.contains(&worker) => {
+                    Action::Write(_) | Action::Release | Action::PauseReleasing(_)
+                        if !acquired.contains(&worker) =>
+                    {
                         return Err(at(
                             line,
                             format!("worker {worker} cannot {what:?} before its first acquire"),

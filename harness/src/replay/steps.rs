@@ -26,6 +26,8 @@ pub struct W {
     pub target: String,
     actor: Actor,
     pub(super) paused: bool,
+    /// The fault that froze it (`pause-worker`, `pause-acquiring` ...): its stop names it too.
+    pub(super) paused_by: FaultKind,
     pending: Vec<(usize, Cmd, oneshot::Receiver<Done>)>,
     /// Token and lease of the worker's latest successful acquire.
     pub(super) token: Option<u64>,
@@ -39,6 +41,7 @@ impl W {
             target,
             actor,
             paused: false,
+            paused_by: FaultKind::PauseWorker,
             pending: Vec::new(),
             token: None,
             lease: None,
@@ -110,7 +113,11 @@ impl Stage<'_> {
 
     /// Records a `start-<fault>` / `stop-<fault>` nemesis event naming its one target.
     pub(super) fn nemesis(&self, phase: FaultPhase, fault: impl Into<EventFault>, target: &str) {
-        let e = NemesisEvent::new(phase, fault, vec![target.to_string()]);
+        self.record(&NemesisEvent::new(phase, fault, vec![target.to_string()]));
+    }
+
+    /// Records a nemesis event now.
+    pub(super) fn record(&self, e: &NemesisEvent) {
         if let Err(e) = self.rec.record(e.event(self.rec.clock.now())) {
             self.log.line(&format!("cannot record nemesis event: {e}"));
         }
@@ -128,6 +135,29 @@ impl Stage<'_> {
                     Action::Release => op(Cmd::Release),
                     _ => None,
                 };
+                let in_flight = match action {
+                    Action::PauseAcquiring(after) => {
+                        Some((Cmd::Acquire, *after, FaultKind::PauseAcquiring))
+                    }
+                    Action::PauseReleasing(after) => {
+                        Some((Cmd::Release, *after, FaultKind::PauseReleasing))
+                    }
+                    _ => None,
+                };
+                if let Some((cmd, after, fault)) = in_flight {
+                    // The operation is sent, and the worker frozen `after` later: its reply
+                    // (if it had not come yet) waits for the thaw.
+                    let rx = self.workers[w].actor.send(cmd.clone());
+                    tokio::time::sleep(after.get()).await;
+                    self.signal(&target, Signal::Stop).await?;
+                    self.workers[w].paused = true;
+                    self.workers[w].paused_by = fault;
+                    self.workers[w].pending.push((i, cmd, rx));
+                    let owner = self.workers[w].name.clone();
+                    self.nemesis(FaultPhase::Start, fault, &owner);
+                    rows[i].result = format!("sent; paused {after} after, open while paused");
+                    return Ok(());
+                }
                 if let Some(cmd) = cmd {
                     // A begun operation of this worker's answers first: its rows stay in order.
                     if !self.workers[w].paused {
@@ -167,7 +197,11 @@ impl Stage<'_> {
                     Action::Resume => {
                         self.signal(&target, Signal::Cont).await?;
                         self.workers[w].paused = false;
-                        self.nemesis(FaultPhase::Stop, FaultKind::PauseWorker, &owner);
+                        let fault = std::mem::replace(
+                            &mut self.workers[w].paused_by,
+                            FaultKind::PauseWorker,
+                        );
+                        self.nemesis(FaultPhase::Stop, fault, &owner);
                         rows[i].result = "resumed (SIGCONT)".into();
                         self.finish_pending(w, rows, self.op_wait).await;
                     }

@@ -44,20 +44,21 @@ pub struct ContainerSite {
 }
 
 impl ContainerSite {
-    /// Deploys `plan` (building the node image if it is missing); `holder` is where the live
-    /// view keeps the current holder, which the nemesis's holder faults target. On an error
+    /// Deploys `plan` (building the node image if it is missing); `moments` is where the live
+    /// view keeps the current holder and the workers in flight, which the nemesis's holder and
+    /// in-flight faults target. On an error
     /// everything started so far is removed.
     pub async fn deploy(
         plan: &TestPlan,
         dir: &RunDir,
         log: &HarnessLog,
         progress: &mut Progress,
-        holder: Arc<Mutex<Option<String>>>,
+        moments: Arc<Mutex<nemesis::Moments>>,
     ) -> anyhow::Result<ContainerSite> {
         let names: Vec<(String, String)> = (0..plan.workers as usize)
             .map(|i| (deploy::worker_name(i), deploy::worker_name(i)))
             .collect();
-        Self::deploy_named(plan, dir, log, progress, holder, &names).await
+        Self::deploy_named(plan, dir, log, progress, moments, &names).await
     }
 
     /// [`ContainerSite::deploy`] with one worker per `(container short name, owner name)`
@@ -67,12 +68,12 @@ impl ContainerSite {
         dir: &RunDir,
         log: &HarnessLog,
         progress: &mut Progress,
-        holder: Arc<Mutex<Option<String>>>,
+        moments: Arc<Mutex<nemesis::Moments>>,
         workers: &[(String, String)],
     ) -> anyhow::Result<ContainerSite> {
         let env = Arc::new(create_env(plan, dir, log, progress).await?);
         log.line(&format!("network {} created", env.network()));
-        match Self::start(&env, plan, dir, log, progress, holder, workers).await {
+        match Self::start(&env, plan, dir, log, progress, moments, workers).await {
             Ok(site) => Ok(site),
             Err(e) => {
                 let torn = env.teardown().await;
@@ -88,7 +89,7 @@ impl ContainerSite {
         dir: &RunDir,
         log: &HarnessLog,
         progress: &mut Progress,
-        holder: Arc<Mutex<Option<String>>>,
+        moments: Arc<Mutex<nemesis::Moments>>,
         named: &[(String, String)],
     ) -> anyhow::Result<ContainerSite> {
         let (lock, stores) = deploy::start_clusters(env, plan).await?;
@@ -145,7 +146,7 @@ impl ContainerSite {
             worker_names.clone(),
             deployment.resource.as_ref().map(|_| "resource".into()),
         );
-        topology.holder = holder;
+        topology.moments = moments;
         let restart = Arc::new(ClusterRestart::new(
             env.clone(),
             deployment.cluster.clone(),
@@ -189,7 +190,10 @@ impl ContainerSite {
             names,
             worker_names,
             time_limit: plan.time_limit.get(),
-            clock_faults: nemesis::ClockFaults::for_ttl(plan.ttl().get()),
+            clock_faults: nemesis::ClockFaults::for_timing(
+                plan.ttl().get(),
+                plan.client_timing.op_timeout,
+            ),
             log: log.clone(),
         })
     }

@@ -113,7 +113,8 @@ pub async fn start_clusters(
     if needs_redis {
         stores.push(Provider::Redis);
     }
-    let clocks = fake_clock_root(env, plan);
+    // The servers start under libfaketime only when the plan moves their clocks.
+    let clocks = fake_clock_root(env, plan).filter(|_| plan.fake_clocks);
     let lock = async {
         match &clocks {
             Some(root) => env.start_cluster_with_fake_clocks(system, root).await,
@@ -130,10 +131,12 @@ pub async fn start_clusters(
     Ok((lock, others))
 }
 
-/// Where the lock-service nodes' fake clocks live (`<run>/clocks/`), when the plan moves clocks
-/// (a clock fault, a replay's clock step): only then do the servers start under libfaketime.
+/// Where the fake clocks of the lock-service nodes and of the workers' lock clients live
+/// (`<run>/clocks/<node or worker>/`), when the plan moves clocks (a clock fault, a client clock
+/// fault, a replay's clock step): only then do the servers (or the workers) start under
+/// libfaketime.
 pub fn fake_clock_root(env: &RunEnv, plan: &TestPlan) -> Option<std::path::PathBuf> {
-    plan.fake_clocks.then(|| {
+    (plan.fake_clocks || plan.fake_client_clocks).then(|| {
         env.run_dir()
             .unwrap_or(std::path::Path::new("."))
             .join("clocks")
@@ -374,6 +377,12 @@ pub async fn start_named_workers_with(
             super::links::point_at_proxy(&mut launch, links, container);
         }
         let mut spec = ContainerSpec::fencecheck(container, binary.clone(), worker_args(&launch)?);
+        // A client clock fault moves the wall clock of the worker and of every process it
+        // starts (an adapter inherits the preload): the lock client's own clock.
+        if let (true, Some(root)) = (plan.fake_client_clocks, fake_clock_root(env, plan)) {
+            containers::control::clock::fake(&mut spec, &root.join(container))
+                .with_context(|| format!("{container}: its fake clock"))?;
+        }
         // An adapter's worker runs in the client image (its library installed), with the
         // user's own adapter folder mounted read-only.
         if let Some(image) = &plan.client_image {

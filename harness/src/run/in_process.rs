@@ -44,14 +44,15 @@ pub struct InProcessSite {
 }
 
 impl InProcessSite {
-    /// Starts the in-process service and one in-process worker per worker of `plan`; `holder`
-    /// is where the live view keeps the current holder, which holder faults target.
+    /// Starts the in-process service and one in-process worker per worker of `plan`; `moments`
+    /// is where the live view keeps the current holder and the workers in flight, which holder
+    /// and in-flight faults target.
     pub async fn deploy(
         plan: &TestPlan,
         dir: &RunDir,
         log: &HarnessLog,
         progress: &mut Progress,
-        holder: Arc<Mutex<Option<String>>>,
+        moments: Arc<Mutex<nemesis::Moments>>,
     ) -> anyhow::Result<InProcessSite> {
         progress.phase("workers");
         let clock = RunClock::start();
@@ -79,7 +80,7 @@ impl InProcessSite {
             shared,
             topology: InProcessTopology {
                 workers: workers.names(),
-                holder,
+                moments,
             },
             control: InProcessControl { workers },
             time_limit: plan.time_limit.get(),

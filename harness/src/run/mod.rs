@@ -146,11 +146,11 @@ async fn record(
     progress: &mut Progress,
     live: &LiveView,
 ) -> anyhow::Result<()> {
-    let holder = live.holder.clone();
+    let moments = live.moments.clone();
     let site: Box<dyn Site> = if plan.in_process() {
-        Box::new(in_process::InProcessSite::deploy(plan, dir, log, progress, holder).await?)
+        Box::new(in_process::InProcessSite::deploy(plan, dir, log, progress, moments).await?)
     } else {
-        Box::new(container_site::ContainerSite::deploy(plan, dir, log, progress, holder).await?)
+        Box::new(container_site::ContainerSite::deploy(plan, dir, log, progress, moments).await?)
     };
     let recorded = workload::record(&*site, plan, dir, log, progress, live).await;
     progress.phase("teardown");

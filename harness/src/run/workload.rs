@@ -104,6 +104,7 @@ async fn supervise(
         // The worker's hello names its client: the recipe, or the library and its version.
         log.line(&format!("{}: connected, client {}", conn.name, conn.recipe));
         live.saw_client(&conn.recipe);
+        live.saw_worker(i, site.workers(), &conn.name);
         let mut session = Session::new(conn, ids, recorder.clone());
         let summary = if counter {
             run_counter_worker(&mut session, spec).await?

@@ -1,8 +1,9 @@
 //! The link proxy for slow and lossy networks (this kernel has no `tc netem`): a userspace TCP
 //! relay on the run's network between each worker and each lock-service node. A worker's
 //! endpoints point at its own routes, so a fault can slow or break exactly the links of one
-//! worker. Shaping acts per chunk relayed, in both directions: a delay (fixed + jitter) before a
-//! chunk is passed on, and a loss probability with which a connection is reset instead.
+//! worker. Shaping acts per chunk relayed, in both directions (or, for `slow-reply`, only on what
+//! the lock service sends back): a delay (fixed + jitter) before a chunk is passed on, and a
+//! loss probability with which a connection is reset instead.
 //! Control is one JSON object per line on a TCP port (`{"tag":"worker-2","delay_ms":200,
 //! "jitter_ms":50,"loss":0.0}`, `{"heal":true}`), answered `ok` or an error line.
 //!
@@ -65,9 +66,16 @@ async fn relay(client: TcpStream, route: &Route, shapings: &Shapings) -> std::io
     let (cr, cw) = client.into_split();
     let (ur, uw) = upstream.into_split();
     tokio::select! {
-        r = pump(cr, uw, route, shapings) => r,
-        r = pump(ur, cw, route, shapings) => r,
+        r = pump(cr, uw, route, shapings, Way::Request) => r,
+        r = pump(ur, cw, route, shapings, Way::Reply) => r,
     }
+}
+
+/// Which way a pump copies: worker to node, or node to worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Way {
+    Request,
+    Reply,
 }
 
 /// Copies one direction chunk by chunk, shaping each chunk by the route's current setting.
@@ -76,6 +84,7 @@ async fn pump(
     mut to: tokio::net::tcp::OwnedWriteHalf,
     route: &Route,
     shapings: &Shapings,
+    way: Way,
 ) -> std::io::Result<()> {
     let mut buf = vec![0u8; 16 * 1024];
     loop {
@@ -84,6 +93,10 @@ async fn pump(
             return Ok(());
         }
         let s = shapings.for_route(route);
+        if s.replies_only && way == Way::Request {
+            to.write_all(&buf[..n]).await?;
+            continue;
+        }
         if s.loss > 0.0 && rand::rng().random_bool(s.loss.min(1.0)) {
             // A lost chunk on TCP is a broken connection: reset both sides.
             return Err(std::io::Error::other("dropped by lossy-network"));

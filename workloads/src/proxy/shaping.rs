@@ -17,6 +17,9 @@ pub struct Shaping {
     pub jitter_ms: u64,
     #[serde(default)]
     pub loss: f64,
+    /// Shape only what the lock service sends back (`slow-reply`): requests pass at once.
+    #[serde(default)]
+    pub replies_only: bool,
 }
 
 /// A control line.
@@ -62,6 +65,7 @@ impl Shapings {
             delay_ms: a.delay_ms.max(b.delay_ms),
             jitter_ms: a.jitter_ms.max(b.jitter_ms),
             loss: a.loss.max(b.loss),
+            replies_only: a.replies_only || b.replies_only,
         }
     }
 }
@@ -79,6 +83,9 @@ mod tests {
         s.apply(r#"{"tag":"etcd-1","loss":0.1}"#).unwrap();
         let got = s.for_route(&r[0]);
         assert_eq!((got.delay_ms, got.jitter_ms, got.loss), (200, 50, 0.1));
+        s.apply(r#"{"tag":"worker-1","delay_ms":900,"replies_only":true}"#)
+            .unwrap();
+        assert!(s.for_route(&r[0]).replies_only);
         s.apply(r#"{"heal":true}"#).unwrap();
         assert_eq!(s.for_route(&r[0]), Shaping::default());
         assert!(s.apply(r#"{"delay_ms":5}"#).is_err());

@@ -123,6 +123,32 @@ fn kinds(named: &[&String], provider: Provider) -> Result<Vec<FaultKind>, Config
         .collect()
 }
 
+/// A fault on the lock client's wall clock needs a client that libfaketime reaches: a shipped
+/// adapter whose library reads the clock past libc (Go) is refused, naming it and why.
+pub fn refuse_unreachable_clock(
+    faults: &Faults,
+    client: &crate::config::clients::LockClient,
+) -> Result<(), ConfigError> {
+    let Some(step) = faults.plan.steps.iter().find(|s| s.fault.is_client_clock()) else {
+        return Ok(());
+    };
+    match client.no_fake_clock() {
+        Some(why) => Err(err(
+            if faults.explicit {
+                "nemesis_timeline"
+            } else {
+                "nemesis"
+            },
+            format!(
+                "{} cannot act on client {}: {why}",
+                step.fault,
+                client.name()
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The counter workload writes to its store directly: there is no resource to cut off.
 fn refuse_without_resource(
     plan: &Plan,

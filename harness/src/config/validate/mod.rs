@@ -50,6 +50,7 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
     let timing = timing::timing(&raw, client.rules())?;
     let (resource, workload, writes_per_hold) = writes::writes(&raw, provider, &client)?;
     let faults = faults::faults(&raw, provider, workload, &timing, seed)?;
+    faults::refuse_unreachable_clock(&faults, &client)?;
     let names = naming::naming(&raw, provider, &client, resource, &faults)?;
     // A PyPI release's image is known only once its wheels are fetched: the run prepares it
     // (`run::release::prepare`) before any container starts.
@@ -117,6 +118,7 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         memory_bugs: names.memory_bugs,
         docker_slot: None,
         fake_clocks: faults.plan.steps.iter().any(|s| s.fault.is_clock()),
+        fake_client_clocks: faults.plan.steps.iter().any(|s| s.fault.is_client_clock()),
         faults,
     })
 }

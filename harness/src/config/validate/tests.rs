@@ -135,6 +135,34 @@ fn nonsense_is_rejected_with_the_field_and_what_to_write() {
         ),
         (
             RawTest {
+                client: Some("etcd-concurrency".into()),
+                nemesis: Some(vec!["client-clock-jump".into()]),
+                ..raw()
+            },
+            "nemesis",
+            "client-clock-jump cannot act on client etcd-concurrency: its lock client is a Go program",
+        ),
+        (
+            RawTest {
+                provider: Some("redis-sentinel".into()),
+                nemesis: Some(vec!["slow-reply".into()]),
+                ..raw()
+            },
+            "nemesis",
+            "past the link proxy",
+        ),
+        (
+            RawTest {
+                provider: Some("redlock".into()),
+                resource: Some("none".into()),
+                nemesis: Some(vec!["stall-leader".into()]),
+                ..raw()
+            },
+            "nemesis",
+            "no leader",
+        ),
+        (
+            RawTest {
                 fail_on: Some(vec!["oops".into()]),
                 ..raw()
             },
@@ -583,4 +611,57 @@ fn a_release_that_cannot_be_had_here_is_refused_naming_the_client() {
         1
     )
     .is_ok());
+}
+
+/// Issue 27: a client clock fault starts the workers (not the servers) under libfaketime, so
+/// it runs on etcd, whose Go servers libfaketime cannot reach; a client that libfaketime reaches
+/// (kazoo, a Python library) is accepted.
+#[test]
+fn client_clock_faults_fake_the_workers_clocks_not_the_servers() {
+    let p = validate(
+        RawTest {
+            nemesis: Some(vec!["client-clock-skew".into()]),
+            ..raw()
+        },
+        7,
+    )
+    .unwrap();
+    assert!(p.fake_client_clocks && !p.fake_clocks);
+    let p = validate(
+        RawTest {
+            client: Some("rslock".into()),
+            resource: Some("none".into()),
+            nemesis: Some(vec!["client-clock-jump".into(), "stall-service".into()]),
+            ..raw()
+        },
+        7,
+    )
+    .unwrap();
+    assert!(p.fake_client_clocks);
+    // Python adapters are refused: libfaketime breaks their interpreter's sleep.
+    for client in ["kazoo", "redis-py", "redis-py@debian"] {
+        let e = validate(
+            RawTest {
+                client: Some(client.into()),
+                resource: Some("none".into()),
+                nemesis: Some(vec!["client-clock-skew".into()]),
+                ..raw()
+            },
+            7,
+        )
+        .unwrap_err();
+        assert!(
+            e.message.contains("time.sleep() of Python 3.11 fails"),
+            "{client}: {e}"
+        );
+    }
+    let stall = p
+        .faults
+        .plan
+        .steps
+        .iter()
+        .find(|s| s.fault == FaultKind::StallService)
+        .expect("a stall drawn in 60 s");
+    let ttl = p.ttl().get();
+    assert!((ttl / 4..=ttl * 3 / 4).contains(&stall.duration), "{stall}");
 }

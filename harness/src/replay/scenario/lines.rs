@@ -25,10 +25,27 @@ pub(super) fn parse_action(text: &str, line: u32) -> Result<Action, ScenarioErro
             }
             Action::Begin(Box::new(inner))
         }
+        "pause-acquiring" => Action::PauseAcquiring(after(arg, line)?),
+        "pause-releasing" => Action::PauseReleasing(after(arg, line)?),
         other => {
-            return Err(at(line, format!("unknown action {other:?}; use acquire, write <value>, release, pause, resume, kill, isolate, heal, or begin <operation>")))
+            return Err(at(line, format!("unknown action {other:?}; use acquire, write <value>, release, pause, resume, kill, isolate, heal, pause-acquiring [after <duration>], pause-releasing [after <duration>], or begin <operation>")))
         }
     })
+}
+
+/// `after 5ms` (or nothing: at once): how long after its request a worker is frozen.
+fn after(arg: &str, line: u32) -> Result<Dur, ScenarioError> {
+    if arg.is_empty() {
+        return Ok(Dur::from_millis(0));
+    }
+    arg.strip_prefix("after")
+        .and_then(|d| d.trim().parse().ok())
+        .ok_or_else(|| {
+            at(
+                line,
+                format!("{arg:?}: write e.g. `pause-acquiring after 5ms`"),
+            )
+        })
 }
 
 pub(super) fn parse_nemesis(text: &str, line: u32) -> Result<Control, ScenarioError> {
@@ -49,10 +66,29 @@ pub(super) fn parse_nemesis(text: &str, line: u32) -> Result<Control, ScenarioEr
         "cut-replication" => Control::CutReplication,
         "clock-real" => Control::ClockReal,
         _ if t.starts_with("clock-jump ") => clock_jump(&t[11..], line)?,
+        _ if t.starts_with("stall-service ") => stall(false, &t[14..], line)?,
+        _ if t.starts_with("stall-leader ") => stall(true, &t[13..], line)?,
         _ if t.starts_with("pause ") => Control::PauseNode(node(&t[6..])?),
         _ if t.starts_with("resume ") => Control::ResumeNode(node(&t[7..])?),
-        other => return Err(at(line, format!("unknown nemesis action {other:?}; use heal, cut-replication, pause <node>, resume <node>, clock-jump <duration> on <node>,<node>..., clock-real (worker faults are worker steps: pause, resume, kill, isolate)"))),
+        other => return Err(at(line, format!("unknown nemesis action {other:?}; use heal, cut-replication, pause <node>, resume <node>, clock-jump <duration> on <node>,<node>..., clock-real, stall-service <duration>, stall-leader <duration> (worker faults are worker steps: pause, resume, kill, isolate)"))),
     })
+}
+
+/// `700ms`: how long a stall lasts.
+fn stall(leader: bool, rest: &str, line: u32) -> Result<Control, ScenarioError> {
+    let length: Dur = rest.trim().parse().map_err(|_| {
+        at(
+            line,
+            format!("stall {rest:?}: write e.g. `stall-service 700ms` (shorter than the ttl)"),
+        )
+    })?;
+    if length.get().is_zero() {
+        return Err(at(
+            line,
+            "a stall of 0s does nothing: give it a length such as 700ms",
+        ));
+    }
+    Ok(Control::Stall { leader, length })
 }
 
 /// `10s on redis-1,redis-2,redis-3`.

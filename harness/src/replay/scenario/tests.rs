@@ -173,3 +173,64 @@ fn a_client_may_name_its_release() {
     assert_eq!(s.client.as_deref(), Some("kazoo@2.11.0"));
     assert_eq!(s.providers, vec!["zookeeper"]);
 }
+
+/// The text of a scenario in the repository's `scenarios/`.
+fn shipped_scenario(file: &str) -> String {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    std::fs::read_to_string(dir.join(file)).unwrap()
+}
+
+/// Issue 27: a stall of the service (or its leader) is one step with its length; a stall
+/// without a length, or of none, names its line.
+#[test]
+fn a_stall_of_the_service_or_its_leader_is_one_step_with_its_length() {
+    let text = shipped_scenario("stall-service.yaml");
+    let s = parse(&text).unwrap();
+    assert!(s.steps.iter().any(|st| matches!(
+        st,
+        Step::Control {
+            control: Control::Stall { leader: false, length },
+            ..
+        } if *length == Dur::from_millis(700)
+    )));
+    let leader = text.replace("stall-service 700ms", "stall-leader 1s");
+    assert!(parse(&leader).unwrap().steps.iter().any(|st| matches!(
+        st,
+        Step::Control {
+            control: Control::Stall { leader: true, .. },
+            ..
+        }
+    )));
+    for bad in ["stall-service", "stall-service soon", "stall-leader 0s"] {
+        let e = parse(&text.replace("stall-service 700ms", bad)).unwrap_err();
+        assert!(e.line > 1 && e.message.contains("stall"), "{bad}: {e}");
+    }
+}
+
+/// Issue 27: a worker frozen with its acquire or release in flight is one step; its
+/// operation stays open until it is resumed.
+#[test]
+fn pause_acquiring_and_pause_releasing_are_worker_steps_with_a_delay() {
+    let text = shipped_scenario("pause-acquiring.yaml");
+    let s = parse(&text).unwrap();
+    assert!(matches!(
+        &s.steps[0],
+        Step::Worker { action: Action::PauseAcquiring(d), .. } if *d == Dur::from_millis(2)
+    ));
+    let releasing = text.replace("  - B: release\n", "  - B: pause-releasing\n");
+    let s = parse(&releasing).unwrap();
+    assert!(s.steps.iter().any(|st| matches!(
+        st,
+        Step::Worker { action: Action::PauseReleasing(d), .. } if d.get().is_zero()
+    )));
+    let early = text.replace("A: pause-acquiring after 2ms", "A: pause-releasing");
+    assert!(parse(&early)
+        .unwrap_err()
+        .message
+        .contains("before its first acquire"));
+    let bad = text.replace("after 2ms", "later");
+    assert!(parse(&bad)
+        .unwrap_err()
+        .message
+        .contains("pause-acquiring after 5ms"));
+}

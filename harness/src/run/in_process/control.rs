@@ -5,7 +5,9 @@
 //! the executor's final heal, which asks for them all, finds nothing to undo.
 
 use super::workers::Workers;
-use nemesis::{ClockSetting, ControlError, Grudge, LinkShaping, NodeControl, Signal, Topology};
+use nemesis::{
+    ClockSetting, ControlError, Grudge, LinkShaping, Moments, NodeControl, Signal, Topology,
+};
 use std::sync::{Arc, Mutex};
 
 /// Faults on in-process workers.
@@ -80,10 +82,11 @@ impl NodeControl for InProcessControl {
     }
 }
 
-/// The run as the nemesis sees it: workers only, and the holder the live view tracks.
+/// The run as the nemesis sees it: workers only, and the holder and the workers in flight
+/// the live view tracks.
 pub struct InProcessTopology {
     pub workers: Vec<String>,
-    pub holder: Arc<Mutex<Option<String>>>,
+    pub moments: Arc<Mutex<Moments>>,
 }
 
 impl Topology for InProcessTopology {
@@ -99,8 +102,8 @@ impl Topology for InProcessTopology {
         None
     }
 
-    async fn holder(&self) -> Option<String> {
-        self.holder
+    async fn moments(&self) -> Moments {
+        self.moments
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
