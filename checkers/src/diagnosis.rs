@@ -125,6 +125,18 @@ pub fn concurrent_holders(observation: String) -> Diagnosis {
     )
 }
 
+pub fn held_after_loss(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "the client library's idea of holding the lock is not tied to its lease or session: it \
+         still answers held after the lease ran out and another client was granted the lock",
+        "how the library decides it holds the lock (a flag set at acquire, or a question to the \
+         service), and whether it reported its session or lease lost before this answer",
+        "never take the library's held answer as licence to act: fence every write with a token \
+         the resource compares, and treat a lost session as a lost lock",
+    )
+}
+
 pub fn lost_update_low(observation: String) -> Diagnosis {
     d(
         observation,

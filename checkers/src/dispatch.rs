@@ -8,7 +8,7 @@
 
 use crate::checker::{Checker, Context, Findings};
 use crate::kinds::{
-    ConcurrentHolders, DoubleRelease, DuplicateEffect, DuplicateToken, LostUpdate,
+    ConcurrentHolders, DoubleRelease, DuplicateEffect, DuplicateToken, HeldAfterLoss, LostUpdate,
     StaleAcceptedWrite, StuckLock, TokenRegression,
 };
 use results::store::CheckConfig;
@@ -24,10 +24,11 @@ pub(crate) enum Dispatch {
     LostUpdate(LostUpdate),
     DuplicateEffect(DuplicateEffect),
     StuckLock(StuckLock),
+    HeldAfterLoss(HeldAfterLoss),
     Other(Box<dyn Checker>),
 }
 
-/// The eight checkers of docs/design.md, "Anomaly kinds" (nine kinds: double-release also sorts out
+/// The nine checkers of docs/design.md, "Anomaly kinds" (ten kinds: double-release also sorts out
 /// release-of-lost-lock) under this configuration, in report order.
 pub(crate) fn standard(cfg: &CheckConfig) -> Vec<Dispatch> {
     vec![
@@ -39,6 +40,7 @@ pub(crate) fn standard(cfg: &CheckConfig) -> Vec<Dispatch> {
         Dispatch::LostUpdate(LostUpdate::default()),
         Dispatch::DuplicateEffect(DuplicateEffect::default()),
         Dispatch::StuckLock(StuckLock::new(cfg.ttl, cfg.recovery_slack)),
+        Dispatch::HeldAfterLoss(HeldAfterLoss::default()),
     ]
 }
 
@@ -55,6 +57,7 @@ impl Dispatch {
             Dispatch::LostUpdate(c) => c.event(e, cx, out),
             Dispatch::DuplicateEffect(c) => c.event(e, cx, out),
             Dispatch::StuckLock(c) => c.event(e, cx, out),
+            Dispatch::HeldAfterLoss(c) => c.event(e, cx, out),
             Dispatch::Other(c) => c.event(e, cx, out),
         }
     }
@@ -70,6 +73,7 @@ impl Dispatch {
             Dispatch::LostUpdate(c) => Box::new(c),
             Dispatch::DuplicateEffect(c) => Box::new(c),
             Dispatch::StuckLock(c) => Box::new(c),
+            Dispatch::HeldAfterLoss(c) => Box::new(c),
             Dispatch::Other(c) => c,
         }
     }
@@ -85,6 +89,7 @@ impl Dispatch {
             Dispatch::LostUpdate(c) => c,
             Dispatch::DuplicateEffect(c) => c,
             Dispatch::StuckLock(c) => c,
+            Dispatch::HeldAfterLoss(c) => c,
             Dispatch::Other(c) => &**c,
         }
     }
@@ -100,6 +105,7 @@ impl Dispatch {
             Dispatch::LostUpdate(c) => c,
             Dispatch::DuplicateEffect(c) => c,
             Dispatch::StuckLock(c) => c,
+            Dispatch::HeldAfterLoss(c) => c,
             Dispatch::Other(c) => &mut **c,
         }
     }

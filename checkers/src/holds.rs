@@ -210,7 +210,7 @@ pub fn derive<S: Shared>(
 ) -> (Option<LockId>, Option<S>) {
     // Only lock operations name a lock the checkers follow: interning the lock of every
     // write too would size the per-lock state by locks nobody acquired.
-    let lock_op = matches!(e.f, F::Acquire | F::Release | F::LeaseLost);
+    let lock_op = matches!(e.f, F::Acquire | F::Release | F::LeaseLost | F::Check);
     let named = e
         .lock
         .as_deref()
@@ -323,6 +323,9 @@ impl<S: Shared> HoldBook<S> {
                 }
             }
             (F::Exit, _) => self.close_all(p, HoldEnd::Exit, ended),
+            // The keep-alive's question, beside the process's own operations: whatever it was
+            // answered (even nothing, `info`), it ends no hold (docs/design.md, "Holds").
+            (F::Check, _) => {}
             (_, OpType::Info) => self.close_all(p, HoldEnd::Retired, ended),
             _ => {}
         }
@@ -334,6 +337,7 @@ impl<S: Shared> HoldBook<S> {
                     self.pending.insert(p, lock);
                 }
             }
+            (F::Check, _) => {}
             (F::Acquire, _) | (F::Exit, _) | (_, OpType::Info) => drop(self.pending.remove(p)),
             _ => {}
         }
