@@ -36,7 +36,7 @@ pub(crate) fn standard(cfg: &CheckConfig) -> Vec<Dispatch> {
         Dispatch::DuplicateToken(DuplicateToken::default()),
         Dispatch::TokenRegression(TokenRegression::default()),
         Dispatch::DoubleRelease(DoubleRelease::default()),
-        Dispatch::ConcurrentHolders(ConcurrentHolders::default()),
+        Dispatch::ConcurrentHolders(ConcurrentHolders::new(cfg.ttl)),
         Dispatch::LostUpdate(LostUpdate::default()),
         Dispatch::DuplicateEffect(DuplicateEffect::default()),
         Dispatch::StuckLock(StuckLock::new(cfg.ttl, cfg.recovery_slack)),

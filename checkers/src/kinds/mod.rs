@@ -1,6 +1,7 @@
 //! One checker per anomaly kind of docs/design.md, "Anomaly kinds".
 
 pub mod concurrent_holders;
+mod disturbances;
 pub mod double_release;
 pub mod duplicate_effect;
 pub mod duplicate_token;
