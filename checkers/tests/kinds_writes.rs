@@ -333,3 +333,36 @@ fn every_order_looks_past_other_writers_and_not_across_keys() {
     assert_eq!(stale[0].evidence.other["other_lease"], "L3");
     assert_eq!(stale[0].evidence.seqs, vec![0, 2, 3]);
 }
+
+/// Issue 27, verdict 1: acquires that overlapped but holds one after the other (w2 blocked in
+/// acquire while w1 held the lock, granted after w1's release: the hand-off of a blocking
+/// acquire) never competed: neither claimed in every order nor counted undecided.
+#[test]
+fn holds_one_after_the_other_are_not_judged_in_every_order_nor_undecided() {
+    let h = history([
+        invoke(1, Acquire).lock("l").at_ms(1),
+        invoke(2, Acquire).lock("l").at_ms(1),
+        ok(1, Acquire).lock("l").owner("w1").lease("L1").at_ms(2),
+        invoke(1, Release).lock("l").lease("L1").at_ms(5),
+        ok(1, Release)
+            .lock("l")
+            .lease("L1")
+            .result(Released)
+            .at_ms(6),
+        ok(2, Acquire).lock("l").owner("w2").lease("L2").at_ms(7),
+    ]);
+    let r = one_op_each(after_the_grants([
+        res("k", None, "L1", WriteResult::Accepted),
+        res("k", None, "L2", WriteResult::Accepted),
+        res("k", None, "L1", WriteResult::Accepted),
+    ]));
+    let v = verdict(&h, &r);
+    assert!(
+        only(&v, StaleAcceptedWrite).is_empty(),
+        "{:#?}",
+        v.anomalies
+    );
+    assert!(v.stats["stale-accepted-write"]
+        .get("undecided_overlaps")
+        .is_none());
+}

@@ -49,6 +49,9 @@ pub(super) struct Grant {
     /// History index and time of its acquire invoke and of its `ok`.
     invoked: (u64, u64),
     granted: (u64, u64),
+    /// The acquisitions of other processes whose certain holds of the lock were open at this
+    /// grant (their acquire `ok` indices): the two were held at once.
+    overlaps: Vec<u64>,
 }
 
 /// The newest generation whose write to a key (of one lock) the resource accepted so far.
@@ -162,6 +165,13 @@ impl StaleAcceptedWrite {
             lease: lease.to_string(),
             invoked,
             granted: (e.index, e.time),
+            overlaps: cx
+                .holds
+                .open(a.lock)
+                .iter()
+                .filter(|h| h.process != p)
+                .map(|h| h.index)
+                .collect(),
         };
         self.grants
             .entry(grant.lease.clone())

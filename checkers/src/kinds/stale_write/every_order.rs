@@ -1,6 +1,7 @@
 //! `stale-accepted-write` with `basis: every-order`: tokenless acquisitions X and Y of one lock
 //! whose acquires overlapped (neither's `ok` came before the other's invoke), so grant order
-//! cannot say which generation is the newer. When the resource accepted writes to one key from
+//! cannot say which generation is the newer, and which were held at once (one's certain hold
+//! was open when the other was granted). When the resource accepted writes to one key from
 //! X, then Y, then X again, the order does not matter: if X was granted first, X's last write
 //! came after the newer Y's; if Y was, Y's write came after the newer X's first. One of them is
 //! stale either way, and the evidence names both orders.
@@ -51,6 +52,13 @@ fn ordered(x: &Grant, y: &Grant) -> bool {
     y.invoked.1 > x.granted.1 || x.invoked.1 > y.granted.1
 }
 
+/// Two grants the rule judges: not ordered by real time, and held at once. (Holds one after the
+/// other whose acquires overlapped, the hand-off of workers blocked in acquire, are neither
+/// claimed nor counted undecided: nothing says they ever competed.)
+fn competing(x: &Grant, y: &Grant) -> bool {
+    !ordered(x, y) && (x.overlaps.contains(&y.granted.0) || y.overlaps.contains(&x.granted.0))
+}
+
 fn pair(slot: &(String, String), x: &Grant, y: &Grant) -> Pair {
     let (a, b) = (x.granted.0.min(y.granted.0), x.granted.0.max(y.granted.0));
     (slot.0.clone(), slot.1.clone(), a, b)
@@ -81,7 +89,7 @@ impl Runs {
         if let Some(i) = earlier {
             let between = runs.iter().skip(i + 1);
             let y = between
-                .filter(|y| !Rc::ptr_eq(&y.grant, &x) && !ordered(&x, &y.grant))
+                .filter(|y| !Rc::ptr_eq(&y.grant, &x) && competing(&x, &y.grant))
                 .find(|y| !self.reported.contains(&pair(&slot, &x, &y.grant)));
             if let Some(y) = y {
                 let key = pair(&slot, &x, &y.grant);
@@ -92,7 +100,7 @@ impl Runs {
         }
         if let Some(prev) = runs.back() {
             let key = pair(&slot, &x, &prev.grant);
-            if !ordered(&x, &prev.grant) && !self.reported.contains(&key) {
+            if competing(&x, &prev.grant) && !self.reported.contains(&key) {
                 self.undecided.insert(key);
             }
         }
