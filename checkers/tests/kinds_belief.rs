@@ -101,7 +101,7 @@ fn a_lock_taken_after_a_pause_or_a_service_fault_keeps_the_pause_diagnosis() {
     events.extend(acquire(2, "L2", Some(2), 1_000));
     let v = judged(events);
     let ch = only(&v, ConcurrentHolders);
-    assert!(ch[0].evidence.other.get("cause").is_none());
+    assert!(!ch[0].evidence.other.contains_key("cause"));
     assert!(!ch[0].diagnosis.likely_boundary.contains("renewal failed"));
     // Without a ttl nothing can be said about a whole lease.
     let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
