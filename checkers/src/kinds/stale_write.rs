@@ -270,7 +270,7 @@ impl StaleAcceptedWrite {
                 self.newest.insert(slot.clone(), newest);
             }
         }
-        self.runs.accepted(slot, x, r, out);
+        self.runs.accepted(&slot, x, r, out);
     }
 }
 

@@ -37,14 +37,14 @@ use std::time::Duration;
 
 mod faults;
 mod last_acquire;
-use last_acquire::Acquires;
+use last_acquire::{Acquires, Reason};
 
 /// Owner, lease and token of the holder an obligation is about.
 type Holder = (Option<Name>, Option<Name>, Option<u64>);
 
 #[derive(Debug, Clone)]
 struct Obligation {
-    reason: String,
+    reason: Reason,
     index: u64,
     time: u64,
     holder: Option<Holder>,
@@ -101,7 +101,7 @@ impl StuckLock {
     fn oblige(
         &mut self,
         (lock, name): (LockId, &str),
-        reason: String,
+        reason: impl Into<Reason>,
         e: &EventRef<'_>,
         holder: Option<Holder>,
         waits_for_holds: bool,
@@ -116,7 +116,7 @@ impl StuckLock {
         let tried_early =
             l.attempts > 0 || l.last_attempt.is_some_and(|t| t + self.slack >= e.time);
         l.obligation = Some(Obligation {
-            reason,
+            reason: reason.into(),
             index: e.index,
             time: e.time,
             holder,
@@ -239,7 +239,7 @@ impl Checker for StuckLock {
             }
             // After the match below, so that an obligation with a cause of its own (a holder
             // that exited) is the one that runs.
-            if ends_hold && cx.holds.held_by(q).next().is_some() {
+            if ends_hold {
                 self.match_event(e, cx);
                 self.last_holds_ended(q, e, cx);
                 return;
@@ -382,7 +382,9 @@ fn report(
         evidence.lease = lease.as_ref().map(ToString::to_string);
         evidence.token = *token;
     }
-    evidence.other.insert("reason".into(), json!(o.reason));
+    evidence
+        .other
+        .insert("reason".into(), json!(o.reason.to_string()));
     evidence.other.insert("ttl_ns".into(), json!(ttl));
     evidence
         .other
@@ -402,7 +404,7 @@ fn report(
         evidence
             .other
             .insert("last_acquire".into(), json!(l.acquires.last.index));
-        if let Some(first) = &l.acquires.after_hold {
+        if let Some(first) = l.acquires.first_after_hold() {
             evidence
                 .other
                 .insert("first_acquire_after_hold".into(), json!(first.index));

@@ -68,12 +68,17 @@ impl Runs {
     /// The resource accepted `r`, a write of generation `x`, to `slot` (key, lock).
     pub(super) fn accepted(
         &mut self,
-        slot: (String, String),
+        slot: &(String, String),
         x: Rc<Grant>,
         r: &ResourceRef<'_>,
         out: &mut Findings,
     ) {
-        let runs = self.by_slot.entry(slot.clone()).or_default();
+        if !self.by_slot.contains_key(slot) {
+            self.by_slot.insert(slot.clone(), VecDeque::new());
+        }
+        let Some(runs) = self.by_slot.get_mut(slot) else {
+            return;
+        };
         if let Some(last) = runs.back_mut().filter(|l| Rc::ptr_eq(&l.grant, &x)) {
             last.last = (r.seq, r.time);
             return;
@@ -90,17 +95,17 @@ impl Runs {
             let between = runs.iter().skip(i + 1);
             let y = between
                 .filter(|y| !Rc::ptr_eq(&y.grant, &x) && competing(&x, &y.grant))
-                .find(|y| !self.reported.contains(&pair(&slot, &x, &y.grant)));
+                .find(|y| !self.reported.contains(&pair(slot, &x, &y.grant)));
             if let Some(y) = y {
-                let key = pair(&slot, &x, &y.grant);
+                let key = pair(slot, &x, &y.grant);
                 self.undecided.remove(&key);
                 self.reported.insert(key);
                 report(r, (&x, &runs[i]), y, out);
             }
         }
-        if let Some(prev) = runs.back() {
-            let key = pair(&slot, &x, &prev.grant);
-            if competing(&x, &prev.grant) && !self.reported.contains(&key) {
+        if let Some(prev) = runs.back().filter(|p| competing(&x, &p.grant)) {
+            let key = pair(slot, &x, &prev.grant);
+            if !self.reported.contains(&key) {
                 self.undecided.insert(key);
             }
         }

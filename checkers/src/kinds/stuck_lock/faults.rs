@@ -87,7 +87,8 @@ impl StuckLock {
                     reason: format!(
                         "the nemesis healed every fault of the lock service ({}) at index {}",
                         e.f, e.index
-                    ),
+                    )
+                    .into(),
                     index: e.index,
                     time: e.time,
                     holder: None,

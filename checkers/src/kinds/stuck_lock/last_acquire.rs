@@ -8,8 +8,51 @@
 
 use super::{LockState, StuckLock};
 use crate::checker::Context;
-use crate::locks::LockId;
-use results::{EventRef, OpType};
+use crate::name::{opt_name, Name};
+use results::{EventRef, OpType, F};
+use std::fmt;
+
+/// Why an obligation started. The end of a last hold comes with every release of a free-running
+/// lock, so its words are put together only if a report needs them.
+#[derive(Debug, Clone)]
+pub(super) enum Reason {
+    Text(String),
+    /// Process `process`'s hold (lease `lease`) ended at history index `index`, by `f`/`kind`.
+    LastHoldEnded {
+        process: u32,
+        lease: Option<Name>,
+        index: u64,
+        f: F,
+        kind: OpType,
+    },
+}
+
+impl From<String> for Reason {
+    fn from(s: String) -> Reason {
+        Reason::Text(s)
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::Text(s) => f.write_str(s),
+            Reason::LastHoldEnded {
+                process,
+                lease,
+                index,
+                f: op,
+                kind,
+            } => write!(
+                f,
+                "the last hold of it (process {process}, lease {}) ended at index {index} ({op} \
+                 {}) and nobody held it since",
+                lease.as_deref().unwrap_or("-"),
+                kind_word(*kind)
+            ),
+        }
+    }
+}
 
 /// One acquire completion of a lock: who, where, and what it answered.
 #[derive(Debug, Clone, Default)]
@@ -56,8 +99,9 @@ impl Seen {
 #[derive(Debug, Clone, Default)]
 pub(super) struct Acquires {
     pub last: Seen,
-    /// Set by the first completion after the last hold ended (`None` until then).
-    pub after_hold: Option<Seen>,
+    /// The first completion after the last hold ended, when `has_after_hold` (its buffer kept).
+    pub after_hold: Seen,
+    pub has_after_hold: bool,
     /// Whether the lock's last hold ended and no acquire completed since.
     pub awaiting: bool,
 }
@@ -68,10 +112,14 @@ impl Acquires {
         self.last.set(p, e);
         if self.awaiting {
             self.awaiting = false;
-            let mut first = Seen::default();
-            first.set(p, e);
-            self.after_hold = Some(first);
+            self.after_hold.set(p, e);
+            self.has_after_hold = true;
         }
+    }
+
+    /// The first completion after the last hold ended, if one came.
+    pub fn first_after_hold(&self) -> Option<&Seen> {
+        self.has_after_hold.then_some(&self.after_hold)
     }
 }
 
@@ -79,31 +127,27 @@ impl StuckLock {
     /// Process `q`'s holds end with `e`: each lock left with no certain holder must become
     /// acquirable within the window (unless another obligation already runs for it).
     pub(super) fn last_holds_ended(&mut self, q: u32, e: &EventRef<'_>, cx: &Context<'_>) {
-        let mut ended: Vec<(LockId, Option<String>)> = cx
-            .holds
-            .held_by(q)
-            .filter(|h| cx.lock.is_none_or(|l| l == h.lock))
-            .filter(|h| cx.holds.open(h.lock).iter().all(|o| o.process == q))
-            .map(|h| (h.lock, h.lease().map(str::to_string)))
-            .collect();
-        ended.dedup_by_key(|(l, _)| *l);
-        for (lock, lease) in ended {
-            let name = cx.locks.name(lock).to_string();
-            let l = super::state(&mut self.locks, lock, &name);
+        // Read from the context, not from self: no copy of the holds is needed.
+        for h in cx.holds.held_by(q) {
+            let lock = h.lock;
+            let only_q = cx.holds.open(lock).iter().all(|o| o.process == q);
+            if cx.lock.is_some_and(|l| l != lock) || !only_q {
+                continue;
+            }
+            let l = super::state(&mut self.locks, lock, cx.locks.name(lock));
             l.acquires.awaiting = true;
-            l.acquires.after_hold = None;
+            l.acquires.has_after_hold = false;
             if l.obligation.is_some() {
                 continue;
             }
-            let reason = format!(
-                "the last hold of it (process {q}, lease {}) ended at index {} ({} {}) and \
-                 nobody held it since",
-                lease.as_deref().unwrap_or("-"),
-                e.index,
-                e.f,
-                kind_word(e.kind)
-            );
-            self.oblige((lock, &name), reason, e, None, false);
+            let reason = Reason::LastHoldEnded {
+                process: q,
+                lease: opt_name(h.lease()),
+                index: e.index,
+                f: e.f.clone(),
+                kind: e.kind,
+            };
+            self.oblige((lock, cx.locks.name(lock)), reason, e, None, false);
         }
     }
 }
@@ -122,7 +166,7 @@ pub(super) fn story(l: &LockState) -> Option<String> {
     let a = &l.acquires;
     a.last.kind?;
     let mut s = format!("the last acquire of it: {}", a.last.describe());
-    if let Some(first) = a.after_hold.as_ref().filter(|f| f.index != a.last.index) {
+    if let Some(first) = a.first_after_hold().filter(|f| f.index != a.last.index) {
         s = format!(
             "the first acquire after its last hold ended: {}; {s}",
             first.describe()
