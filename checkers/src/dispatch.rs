@@ -3,7 +3,8 @@
 //! directly; only a set a test chooses goes through the vtable. Once the four lock checkers
 //! were the only direct ones; then grant order made stale-accepted-write read every acquire
 //! invoke and `ok` too, and its vtable call, on half the events of a lock history, was a third
-//! of the instructions the check gained. The standard set is listed here once;
+//! of the instructions the check gained (it now reads each acquire's invoke from the shared hold
+//! book, and sees only the `ok`). The standard set is listed here once;
 //! [`crate::all_checkers`] boxes the same list.
 
 use crate::checker::{Checker, Context, Findings};

@@ -232,8 +232,9 @@ pub fn derive<S: Shared>(
 #[derive(Debug)]
 pub struct HoldBook<S = Hold> {
     by_lock: PerLock<Vec<S>>,
-    /// The lock of each process's pending acquire invoke.
-    pending: PerProcess<LockId>,
+    /// The lock of each process's pending acquire invoke, and the invoke's history index and
+    /// time.
+    pending: PerProcess<(LockId, u64, u64)>,
 }
 
 impl<S> Default for HoldBook<S> {
@@ -279,7 +280,16 @@ impl<S: Shared> HoldBook<S> {
     /// The lock a process has a pending acquire on.
     #[inline]
     pub fn pending_acquire(&self, process: u32) -> Option<LockId> {
-        self.pending.get(process).copied()
+        self.pending.get(process).map(|&(lock, _, _)| lock)
+    }
+
+    /// The history index and time of a process's pending acquire invoke (grant order: an
+    /// acquisition whose acquire was invoked after another's `ok` was granted after it).
+    #[inline]
+    pub fn pending_since(&self, process: u32) -> Option<(u64, u64)> {
+        self.pending
+            .get(process)
+            .map(|&(_, index, time)| (index, time))
     }
 
     /// Applies one event, about `lock` (see [`derive`]); `acquired` is the acquisition it
@@ -334,7 +344,7 @@ impl<S: Shared> HoldBook<S> {
         match (&e.f, e.kind) {
             (F::Acquire, OpType::Invoke) => {
                 if let (Some(lock), Some(_)) = (lock, &e.lock) {
-                    self.pending.insert(p, lock);
+                    self.pending.insert(p, (lock, e.index, e.time));
                 }
             }
             (F::Check, _) => {}

@@ -14,7 +14,7 @@
 //! before the question left, it is no later than the question; B's `ok` is stamped after B's
 //! reply arrived, so no earlier than the grant.
 //!
-//! Memory: per process its latest acquisition of each lock and its pending acquire and check;
+//! Memory: per process its latest acquisition of each lock and its pending check;
 //! per lock the acquisitions no later grant has superseded yet (a handful).
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
@@ -40,8 +40,6 @@ struct Mine {
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct HeldAfterLoss {
-    /// Per process: the history index of its pending acquire invoke.
-    invoked: PerProcess<u64>,
     /// Per process: its latest acquisition of each lock.
     mine: PerProcess<Vec<Mine>>,
     /// Per lock: the acquisitions not superseded yet.
@@ -68,11 +66,9 @@ impl Checker for HeldAfterLoss {
             return;
         };
         match (&e.f, e.kind) {
-            (F::Acquire, OpType::Invoke) => drop(self.invoked.insert(p, e.index)),
             (F::Acquire, OpType::Ok) => {
-                let invoked = self.invoked.remove(p);
                 if let Some(b) = cx.acquired {
-                    self.granted(p, b, invoked);
+                    self.granted(p, b, cx.holds.pending_since(p).map(|(i, _)| i));
                 }
             }
             (F::Check, OpType::Invoke) => drop(self.asking.insert(p, (e.index, e.time))),

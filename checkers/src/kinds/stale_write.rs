@@ -22,7 +22,6 @@ use crate::diagnosis;
 use crate::hashing::FastMap;
 use crate::holds::Acquisition;
 use crate::kinds::resource_presence::Presence;
-use crate::procs::PerProcess;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, ResourceRef, F};
 use serde_json::json;
 use std::rc::Rc;
@@ -67,8 +66,6 @@ struct Newest {
 pub struct StaleAcceptedWrite {
     presence: Presence,
     highest: FastMap<String, Highest>,
-    /// Per process: index and time of its pending acquire invoke.
-    invoked: PerProcess<(u64, u64)>,
     /// Tokenless acquisitions by lease (a lease string may come back: every grant is kept).
     grants: FastMap<String, Vec<Rc<Grant>>>,
     /// Accepted tokenless writes, and how many of them could be tied to a grant.
@@ -85,9 +82,8 @@ impl Checker for StaleAcceptedWrite {
     }
 
     fn interests(&self) -> Interests {
-        Interests::WRITE
-            | Interests::ACQUIRE.only(OpType::Invoke)
-            | Interests::ACQUIRE.only(OpType::Ok)
+        // The acquire's invoke (index and time) comes from the shared hold book.
+        Interests::WRITE | Interests::ACQUIRE.only(OpType::Ok)
     }
 
     // Inlined into the engine's direct call (`dispatch`): it sees half the events of a lock
@@ -99,9 +95,8 @@ impl Checker for StaleAcceptedWrite {
         };
         match (&e.f, e.kind) {
             (F::Write, _) => self.presence.event(e),
-            (F::Acquire, OpType::Invoke) => drop(self.invoked.insert(p, (e.index, e.time))),
             (F::Acquire, OpType::Ok) => {
-                let invoked = self.invoked.remove(p);
+                let invoked = cx.holds.pending_since(p);
                 // A token orders generations by itself: only tokenless grants are remembered.
                 if let (None, Some(a), Some(invoked)) = (e.token, cx.acquired, invoked) {
                     self.grant(p, e, cx, a, invoked);

@@ -37,7 +37,7 @@ use std::time::Duration;
 
 mod faults;
 mod last_acquire;
-use last_acquire::{Acquires, Reason};
+use last_acquire::{Acquires, Free, Reason};
 
 /// Owner, lease and token of the holder an obligation is about.
 type Holder = (Option<Name>, Option<Name>, Option<u64>);
@@ -66,6 +66,8 @@ struct LockState {
     last_attempt: Option<u64>,
     obligation: Option<Obligation>,
     acquires: Acquires,
+    /// The end of its last certain hold, while nobody has acquired it since.
+    free: Option<Free>,
 }
 
 /// See the module doc.
@@ -199,6 +201,7 @@ impl StuckLock {
             }
             if let Some(l) = self.locks.get_mut(lock).and_then(Option::as_mut) {
                 l.obligation = None;
+                l.free = None;
             }
         }
         self.recompute_deadline();
@@ -280,6 +283,7 @@ impl StuckLock {
                         l.attempts = l.attempts.saturating_sub(1);
                         discharged = l.obligation.take().is_some();
                         l.acquires.completed(p, e);
+                        l.free = None;
                     }
                     OpType::Fail | OpType::Info => {
                         l.attempts = l.attempts.saturating_sub(1);
@@ -296,6 +300,8 @@ impl StuckLock {
                     self.oblige((lock, name), why, e, None, others_hold);
                 } else if discharged {
                     self.recompute_deadline();
+                } else if kind == OpType::Fail {
+                    self.free_lock_failed(lock, cx);
                 }
             }
             (Process::Worker(p), F::Exit, _) => {
@@ -358,6 +364,7 @@ fn state<'s>(
         last_attempt: None,
         obligation: None,
         acquires: Acquires::default(),
+        free: None,
     })
 }
 

@@ -4,10 +4,17 @@
 //! an acquire answered `fail` whose request had in fact landed leaves such a key. The report
 //! names the acquires that tell the story: the first one to complete after the last hold ended
 //! (the likeliest to have taken the lock unseen) and the last one before the deadline, each
-//! with its outcome. Memory: per lock two acquire completions.
+//! with its outcome.
+//!
+//! The end of a last hold comes with nearly every release, and the next acquire nearly always
+//! succeeds: so the end is only noted ([`Free`], no allocation), and the obligation (its clock
+//! started at that end) is made when an acquire of the still free lock fails. Memory: per lock
+//! two acquire completions and the last hold's end.
 
-use super::{LockState, StuckLock};
+use super::{LockState, Obligation, StuckLock};
 use crate::checker::Context;
+use crate::holds::Hold;
+use crate::locks::LockId;
 use crate::name::{opt_name, Name};
 use results::{EventRef, OpType, F};
 use std::fmt;
@@ -95,6 +102,21 @@ impl Seen {
     }
 }
 
+/// The end of a lock's last certain hold, until an acquire shows whether the lock came back.
+#[derive(Debug, Clone)]
+pub(super) struct Free {
+    hold: Hold,
+    index: u64,
+    time: u64,
+    f: F,
+    kind: OpType,
+    /// When the clock starts: the end itself, or the end of the suspending faults since
+    /// (`None` while one is on).
+    pub start: Option<u64>,
+    /// Whether someone was trying at the end (an acquire pending, or one within the slack).
+    tried_early: bool,
+}
+
 /// What a lock's acquires answered: the last, and the first after its last hold ended.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Acquires {
@@ -127,6 +149,7 @@ impl StuckLock {
     /// Process `q`'s holds end with `e`: each lock left with no certain holder must become
     /// acquirable within the window (unless another obligation already runs for it).
     pub(super) fn last_holds_ended(&mut self, q: u32, e: &EventRef<'_>, cx: &Context<'_>) {
+        let (suspended, slack) = (self.outages.suspended(), self.slack);
         // Read from the context, not from self: no copy of the holds is needed.
         for h in cx.holds.held_by(q) {
             let lock = h.lock;
@@ -138,17 +161,52 @@ impl StuckLock {
             l.acquires.awaiting = true;
             l.acquires.has_after_hold = false;
             if l.obligation.is_some() {
-                continue;
+                continue; // one with a cause of its own (a holder that exited) runs already
             }
-            let reason = Reason::LastHoldEnded {
-                process: q,
-                lease: opt_name(h.lease()),
+            l.free = Some(Free {
+                hold: h.clone(),
                 index: e.index,
+                time: e.time,
                 f: e.f.clone(),
                 kind: e.kind,
-            };
-            self.oblige((lock, cx.locks.name(lock)), reason, e, None, false);
+                start: (!suspended).then_some(e.time),
+                tried_early: super::trying(slack, l, e.time),
+            });
         }
+    }
+
+    /// An acquire of `lock` failed: if nobody has held it since its last hold ended, it must
+    /// become acquirable within the window counted from that end.
+    pub(super) fn free_lock_failed(&mut self, lock: LockId, cx: &Context<'_>) {
+        if !cx.holds.open(lock).is_empty() {
+            return;
+        }
+        let Some(l) = self.locks.get_mut(lock).and_then(Option::as_mut) else {
+            return;
+        };
+        if l.obligation.is_some() {
+            return;
+        }
+        let Some(free) = l.free.take() else {
+            return;
+        };
+        l.obligation = Some(Obligation {
+            reason: Reason::LastHoldEnded {
+                process: free.hold.process,
+                lease: opt_name(free.hold.lease()),
+                index: free.index,
+                f: free.f,
+                kind: free.kind,
+            },
+            index: free.index,
+            time: free.time,
+            holder: None,
+            start: free.start,
+            tried_early: free.tried_early,
+            ends_with: None,
+            waits_for_holds: false,
+        });
+        self.recompute_deadline();
     }
 }
 
