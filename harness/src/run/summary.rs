@@ -138,4 +138,24 @@ mod tests {
         };
         assert!(!render(&ok, Path::new("/r"), "x").contains("re-run"));
     }
+
+    /// Issue 27: the observed `held-after-loss` is counted like the other kinds, not failing.
+    #[test]
+    fn held_after_loss_is_a_row_of_its_own_that_does_not_fail() {
+        let v = Verdict {
+            valid: Validity::Valid,
+            anomalies: vec![
+                anomaly(AnomalyKind::HeldAfterLoss, 3_000_000_000, false),
+                anomaly(AnomalyKind::HeldAfterLoss, 4_000_000_000, false),
+            ],
+            unknown_reasons: vec![],
+            stats: Default::default(),
+        };
+        let text = render(&v, Path::new("/r"), "x");
+        assert!(
+            text.contains("held-after-loss             2     3.000s  no"),
+            "{text}"
+        );
+        assert!(text.contains("verdict: VALID (exit 0)"), "{text}");
+    }
 }
