@@ -40,7 +40,11 @@ fn link_and_clock_faults_start_stop_and_leave_nothing() {
         );
     }
     assert!(
-        dir.join("nodes/fc-t-new-faults-netproxy.log").is_file(),
+        dir.join(format!(
+            "nodes/fc-{}-netproxy.log",
+            crate::support::infra::harness_run_id("t-new-faults")
+        ))
+        .is_file(),
         "the link proxy ran"
     );
     let clock = std::fs::read_to_string(dir.join("clocks/redis-1/faketime")).expect("clock file");

@@ -310,7 +310,8 @@ fn a_run_killed_mid_way_checks_unknown_and_the_same_run_finished_checks_as_usual
     child.kill().expect("SIGKILL");
     let _ = child.wait();
     let clean = Command::new(bin())
-        .args(["clean", "--run", "sigkill-test"])
+        .args(["clean", "--run"])
+        .arg(crate::support::infra::harness_run_id("sigkill-test"))
         .output()
         .expect("clean runs");
     assert_eq!(clean.status.code(), Some(0), "{}", explain(&clean));

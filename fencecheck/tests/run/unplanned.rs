@@ -27,7 +27,10 @@ fn run_and_hurt(
         .spawn()
         .expect("fencecheck starts");
     let dir = wait_for_history(&root, "\"ok\",\"f\":\"acquire\"", Duration::from_secs(120));
-    act(&format!("fc-{name}-{node}"));
+    act(&format!(
+        "fc-{}-{node}",
+        crate::support::infra::harness_run_id(name)
+    ));
     let out = child.wait_with_output().expect("the run ends");
     assert_eq!(labelled_containers(name), "", "containers left behind");
     (out, dir, root)

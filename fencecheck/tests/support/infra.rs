@@ -25,12 +25,18 @@ pub async fn assert_nothing_left(run_id: &str) {
     );
 }
 
+/// The run id the harness gives a test named `id`: the checkout's `FENCECHECK_RUN_PREFIX`, then
+/// the id (containers are `fc-<run id>-<node>`).
+pub fn harness_run_id(id: &str) -> String {
+    use harness::run::deploy::{after_prefix, checkout_prefix};
+    after_prefix(&checkout_prefix(), id)
+}
+
 /// The ids of the containers still labelled with `run_id` (empty when a run cleaned up), as
 /// `docker ps` prints them: for tests that drive the `fencecheck` binary. `run_id` is the test's
 /// own id; the checkout's `FENCECHECK_RUN_PREFIX` goes before it as the harness puts it.
 pub fn labelled_containers(run_id: &str) -> String {
-    use harness::run::deploy::{after_prefix, checkout_prefix};
-    let run_id = after_prefix(&checkout_prefix(), run_id);
+    let run_id = harness_run_id(run_id);
     let out = std::process::Command::new("docker")
         .args(["ps", "-aq", "--filter"])
         .arg(format!("label=fencecheck.run={run_id}"))
