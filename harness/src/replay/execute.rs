@@ -112,7 +112,7 @@ pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan>
         plan.fake_client_clocks = true;
         if let Some(why) = plan.client.no_fake_clock() {
             anyhow::bail!(
-                "scenario {} line {line}: a client clock step cannot act on client {}: {why}",
+                "scenario {}, line {line}: a client clock step cannot act on client {}: {why}",
                 scenario.name,
                 plan.client.name()
             );
@@ -122,7 +122,7 @@ pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan>
         plan.link_proxy = true;
         if let Some(why) = FaultKind::SlowReply.unsupported_because(&plan.provider.capabilities()) {
             anyhow::bail!(
-                "scenario {} line {line}: slow-reply cannot act on {provider}: {why}",
+                "scenario {}, line {line}: slow-reply cannot act on {provider}: {why}",
                 scenario.name
             );
         }

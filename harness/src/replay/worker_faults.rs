@@ -140,7 +140,11 @@ impl Stage<'_> {
             .set_clock(&target, setting)
             .await
             .map_err(|e| e.to_string())?;
-        self.clocked.retain(|m| m.clock != target);
+        // A clock moved again: the earlier move ends here, as its own stop line.
+        if let Some(at) = self.clocked.iter().position(|m| m.clock == target) {
+            let earlier = self.clocked.remove(at);
+            self.nemesis(FaultPhase::Stop, earlier.fault, &earlier.named);
+        }
         self.clocked.push(Moved {
             clock: target,
             fault: how.fault(),
