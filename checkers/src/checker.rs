@@ -46,6 +46,10 @@ pub struct Findings {
     pub total: u64,
     /// The findings of the checker's paired kind ([`Checker::paired_kind`]), if it has one.
     pub paired: Option<Box<Findings>>,
+    /// What a checker that judged tells beside its anomalies (what it left undecided, say):
+    /// the kind's stats `note`, and more of its stats by name.
+    pub note: Option<String>,
+    pub stats: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Findings {
@@ -55,6 +59,8 @@ impl Findings {
             reported: Vec::new(),
             total: 0,
             paired: None,
+            note: None,
+            stats: serde_json::Map::new(),
         }
     }
 
@@ -118,14 +124,14 @@ impl Context<'_> {
 }
 
 /// Which history events a checker needs: one bit per operation (`f`) and type pair, so a
-/// checker can ask for "acquire, any type", "every `info`" (a retired process ends its holds
-/// whatever the operation) or just "acquire `ok`". The engine skips the checker for other
-/// events, so a checker must not depend on seeing them (time alone included: a deadline is
-/// judged at the next event it sees, or at the end).
+/// checker can ask for "acquire, any type", "every `info` that retires a process" (a retired
+/// process ends its holds whatever the operation) or just "acquire `ok`". The engine skips the
+/// checker for other events, so a checker must not depend on seeing them (time alone included:
+/// a deadline is judged at the next event it sees, or at the end).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Interests(pub u32);
+pub struct Interests(pub u64);
 
-/// Bit `4 * operation + type`: eight operations, four types each.
+/// Bit `4 * operation + type`: nine operations, four types each.
 const fn operation(op: u32) -> Interests {
     Interests(0xf << (4 * op))
 }
@@ -140,6 +146,9 @@ const fn type_bit(kind: OpType) -> u32 {
     }
 }
 
+/// How many operations the bits distinguish (the width of [`Interests`] in use: 4 bits each).
+pub const OPERATIONS: usize = 9;
+
 impl Interests {
     pub const ACQUIRE: Interests = operation(0);
     pub const WRITE: Interests = operation(1);
@@ -149,9 +158,12 @@ impl Interests {
     pub const LEASE_LOST: Interests = operation(5);
     pub const EXIT: Interests = operation(6);
     pub const NEMESIS: Interests = operation(7);
-    /// The `info` of every operation.
+    /// The keep-alive's `check` lines: not the process's own operations (they end no hold).
+    pub const CHECK: Interests = operation(8);
+    /// The `info` of every operation that retires its process: all but `check`, whose `info`
+    /// (a keep-alive's question left unanswered) retires nobody.
     pub const ANY_INFO: Interests = Interests(0x8888_8888);
-    pub const ALL: Interests = Interests(u32::MAX);
+    pub const ALL: Interests = Interests((1 << (4 * OPERATIONS)) - 1);
     pub const NONE: Interests = Interests(0);
 
     /// The bit an event carries.
@@ -166,13 +178,14 @@ impl Interests {
             F::LeaseLost => 5,
             F::Exit => 6,
             F::Start(_) | F::Stop(_) => 7,
+            F::Check => 8,
         };
         Interests(1 << (4 * op + type_bit(e.kind)))
     }
 
     /// These operations, of one type only (`Interests::ACQUIRE.only(OpType::Ok)`).
     pub const fn only(self, kind: OpType) -> Interests {
-        Interests(self.0 & (0x1111_1111 << type_bit(kind)))
+        Interests(self.0 & (0x1_1111_1111 << type_bit(kind)))
     }
 
     pub fn meets(self, other: Interests) -> bool {

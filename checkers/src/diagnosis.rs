@@ -125,6 +125,31 @@ pub fn concurrent_holders(observation: String) -> Diagnosis {
     )
 }
 
+pub fn held_after_loss(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "the client library's idea of holding the lock is not tied to its lease or session: it \
+         still answers held after the lease ran out and another client was granted the lock",
+        "how the library decides it holds the lock (a flag set at acquire, or a question to the \
+         service), and whether it reported its session or lease lost before this answer",
+        "never take the library's held answer as licence to act: fence every write with a token \
+         the resource compares, and treat a lost session as a lost lock",
+    )
+}
+
+pub fn concurrent_holders_renewal_failed(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "the lease lapsed while nothing stopped the holder or the service: its renewal failed \
+         (a keep-alive that stopped, ran too late, or renewed a lease the service no longer \
+         had), or the service let it expire early",
+        "the holder's keep-alive around this time (its log in nodes/, its renew interval against \
+         the ttl) and whether the client reported the lease lost before the other grant",
+        "fix the renewal (renew well within the ttl, and treat a failed renewal as a lost lock); \
+         resource-side fencing still limits the harm",
+    )
+}
+
 pub fn lost_update_low(observation: String) -> Diagnosis {
     d(
         observation,

@@ -31,7 +31,7 @@ struct Slot {
 pub struct Engine {
     slots: Vec<Slot>,
     /// For each shape of event ([`route`]), the slots whose interests it meets, in order: the
-    /// engine visits only those (an acquire/release event interests two of the eight checkers
+    /// engine visits only those (an acquire/release event interests two or three of the nine checkers
     /// on average).
     /// A stopped checker (it panicked) is taken out of every route.
     routes: [Vec<usize>; ROUTES],
@@ -71,7 +71,7 @@ impl std::fmt::Debug for Engine {
 }
 
 /// Event shapes: one per bit of [`Interests`] (operation × type).
-const ROUTES: usize = 32;
+const ROUTES: usize = 4 * crate::checker::OPERATIONS;
 
 /// The route of an event's interest bit.
 fn route(bit: Interests) -> usize {
@@ -99,7 +99,7 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 impl Engine {
-    /// The eight checkers (nine kinds) of docs/design.md ("Anomaly kinds") under this configuration.
+    /// The nine checkers (ten kinds) of docs/design.md ("Anomaly kinds") under this configuration.
     pub fn new(cfg: &CheckConfig) -> Engine {
         Engine::with_dispatch(cfg, dispatch::standard(cfg))
     }
@@ -348,8 +348,11 @@ fn record(verdict: &mut Verdict, f: &mut Findings, outcome: &Outcome, fail_on: &
         "count": f.total,
         "fails_run": fails,
     });
-    if let Some(n) = note {
+    if let Some(n) = note.or(f.note.as_ref()) {
         s["note"] = json!(n);
+    }
+    for (k, v) in std::mem::take(&mut f.stats) {
+        s[k] = v;
     }
     if f.total > f.reported.len() as u64 {
         s["reported"] = json!(f.reported.len());

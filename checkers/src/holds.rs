@@ -210,7 +210,7 @@ pub fn derive<S: Shared>(
 ) -> (Option<LockId>, Option<S>) {
     // Only lock operations name a lock the checkers follow: interning the lock of every
     // write too would size the per-lock state by locks nobody acquired.
-    let lock_op = matches!(e.f, F::Acquire | F::Release | F::LeaseLost);
+    let lock_op = matches!(e.f, F::Acquire | F::Release | F::LeaseLost | F::Check);
     let named = e
         .lock
         .as_deref()
@@ -232,8 +232,9 @@ pub fn derive<S: Shared>(
 #[derive(Debug)]
 pub struct HoldBook<S = Hold> {
     by_lock: PerLock<Vec<S>>,
-    /// The lock of each process's pending acquire invoke.
-    pending: PerProcess<LockId>,
+    /// The lock of each process's pending acquire invoke, and the invoke's history index and
+    /// time.
+    pending: PerProcess<(LockId, u64, u64)>,
 }
 
 impl<S> Default for HoldBook<S> {
@@ -279,7 +280,16 @@ impl<S: Shared> HoldBook<S> {
     /// The lock a process has a pending acquire on.
     #[inline]
     pub fn pending_acquire(&self, process: u32) -> Option<LockId> {
-        self.pending.get(process).copied()
+        self.pending.get(process).map(|&(lock, _, _)| lock)
+    }
+
+    /// The history index and time of a process's pending acquire invoke (grant order: an
+    /// acquisition whose acquire was invoked after another's `ok` was granted after it).
+    #[inline]
+    pub fn pending_since(&self, process: u32) -> Option<(u64, u64)> {
+        self.pending
+            .get(process)
+            .map(|&(_, index, time)| (index, time))
     }
 
     /// Applies one event, about `lock` (see [`derive`]); `acquired` is the acquisition it
@@ -323,6 +333,9 @@ impl<S: Shared> HoldBook<S> {
                 }
             }
             (F::Exit, _) => self.close_all(p, HoldEnd::Exit, ended),
+            // The keep-alive's question, beside the process's own operations: whatever it was
+            // answered (even nothing, `info`), it ends no hold (docs/design.md, "Holds").
+            (F::Check, _) => {}
             (_, OpType::Info) => self.close_all(p, HoldEnd::Retired, ended),
             _ => {}
         }
@@ -331,9 +344,10 @@ impl<S: Shared> HoldBook<S> {
         match (&e.f, e.kind) {
             (F::Acquire, OpType::Invoke) => {
                 if let (Some(lock), Some(_)) = (lock, &e.lock) {
-                    self.pending.insert(p, lock);
+                    self.pending.insert(p, (lock, e.index, e.time));
                 }
             }
+            (F::Check, _) => {}
             (F::Acquire, _) | (F::Exit, _) | (_, OpType::Info) => drop(self.pending.remove(p)),
             _ => {}
         }

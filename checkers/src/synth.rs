@@ -177,6 +177,15 @@ pub fn generate_into(
                 h
             }
         };
+        // The previous holder's keep-alive still hears held after this grant.
+        if let (Some(HeldAfterLoss), Some(p)) = (planted, &prev) {
+            let ask = g.op(p.worker, OpType::Invoke, F::Check, Some(p));
+            g.emit(ask.clone());
+            let mut held = ask;
+            held.kind = OpType::Ok;
+            held.held = Some(true);
+            g.emit(held);
+        }
         pending[w as usize] = false;
         max_done = max_done.max(hold.token);
         // A second release of the previous hold (double-release), or the first, late release

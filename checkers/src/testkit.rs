@@ -16,7 +16,7 @@
 pub use results::OpResult::{
     Accepted, RejectedDuplicate, RejectedStaleFence, ReleaseRejectedNotOwner, Released,
 };
-pub use results::F::{Acquire, Exit, Increment, LeaseLost, Read, Release, Write};
+pub use results::F::{Acquire, Check, Exit, Increment, LeaseLost, Read, Release, Write};
 use results::{Event, OpResult, OpType, Process, ResourceEntry, WriteResult, F};
 
 const AUTO: u64 = u64::MAX;
@@ -63,6 +63,8 @@ pub trait EventExt: Sized {
     /// A nemesis event's targets (`value: {"fault": .., "targets": [..]}`).
     fn targets(self, names: &[&str]) -> Self;
     fn error(self, why: &str) -> Self;
+    /// A `check`'s answer.
+    fn held(self, held: bool) -> Self;
 }
 
 impl EventExt for Event {
@@ -120,6 +122,10 @@ impl EventExt for Event {
     }
     fn error(mut self, why: &str) -> Self {
         self.error = Some(why.into());
+        self
+    }
+    fn held(mut self, held: bool) -> Self {
+        self.held = Some(held);
         self
     }
 }

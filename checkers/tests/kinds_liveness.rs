@@ -373,3 +373,121 @@ fn an_info_acquire_under_a_certain_live_hold_starts_its_clock_when_that_hold_end
         .unwrap()
         .contains("ended info"));
 }
+
+/// Issue 27, verdict 5: nobody holds the lock (w1 released it), yet every acquire fails for
+/// longer than ttl + slack: w2's acquire answered `fail` although its request had landed, and
+/// the key it left is nobody's to release. The diagnosis names the acquires that tell it.
+#[test]
+fn a_lock_nobody_holds_that_acquires_keep_failing_to_take_is_stuck_naming_its_last_acquire() {
+    let mut events = vec![
+        invoke(1, Acquire).lock("l").at_ms(0),
+        ok(1, Acquire)
+            .lock("l")
+            .owner("w1")
+            .lease("L1")
+            .token(1)
+            .at_ms(1),
+        invoke(1, Release).lock("l").lease("L1").token(1).at_ms(100),
+        ok(1, Release)
+            .lock("l")
+            .lease("L1")
+            .token(1)
+            .result(Released)
+            .at_ms(101),
+        invoke(2, Acquire).lock("l").at_ms(150),
+        fail(2, Acquire)
+            .lock("l")
+            .error("timed out waiting for the reply")
+            .at_ms(400),
+    ];
+    for (i, at) in (500..4_000).step_by(500).enumerate() {
+        let p = 3 + (i as u32 % 2);
+        events.push(invoke(p, Acquire).lock("l").at_ms(at));
+        events.push(
+            fail(p, Acquire)
+                .lock("l")
+                .error("lock taken")
+                .at_ms(at + 400),
+        );
+    }
+    let v = with_ttl(&history(events), &[], 1_000, 1_000);
+    let stuck = only(&v, StuckLock);
+    assert_eq!(stuck.len(), 1, "{:#?}", v.anomalies);
+    let e = &stuck[0].evidence;
+    assert!(e.other["reason"]
+        .as_str()
+        .unwrap()
+        .contains("the last hold of it (process 1, lease L1) ended at index 2"));
+    assert_eq!(e.other["first_acquire_after_hold"], 5);
+    let obs = &stuck[0].diagnosis.observation;
+    assert!(
+        obs.contains(
+            "the first acquire after its last hold ended: process 2's acquire at index 5 \
+             answered fail (timed out waiting for the reply)"
+        ),
+        "{obs}"
+    );
+    assert!(obs.contains("the last acquire of it: process "), "{obs}");
+    assert!(obs.contains("answered fail (lock taken)"), "{obs}");
+    assert_eq!(v.valid, Validity::Invalid);
+    assert_eq!(v.valid.exit_code(), 1);
+}
+
+/// Issue 27, verdict 5: the same release followed by a grant within the window is fine, and so
+/// are failures while a fault of the lock service is on (its heal restarts the clock).
+#[test]
+fn a_free_lock_taken_again_in_time_or_failing_under_a_service_fault_is_not_stuck() {
+    let released = || {
+        vec![
+            invoke(1, Acquire).lock("l").at_ms(0),
+            ok(1, Acquire)
+                .lock("l")
+                .owner("w1")
+                .lease("L1")
+                .token(1)
+                .at_ms(1),
+            invoke(1, Release).lock("l").lease("L1").token(1).at_ms(100),
+            ok(1, Release)
+                .lock("l")
+                .lease("L1")
+                .token(1)
+                .result(Released)
+                .at_ms(101),
+        ]
+    };
+    let mut events = released();
+    for at in (200..1_800).step_by(400) {
+        events.push(invoke(2, Acquire).lock("l").at_ms(at));
+        events.push(fail(2, Acquire).lock("l").at_ms(at + 300));
+    }
+    events.push(invoke(3, Acquire).lock("l").at_ms(1_900));
+    events.push(
+        ok(3, Acquire)
+            .lock("l")
+            .owner("w3")
+            .lease("L3")
+            .token(2)
+            .at_ms(1_950),
+    );
+    events.push(invoke(2, Acquire).lock("l").at_ms(5_000));
+    let v = with_ttl(&history(events), &[], 1_000, 1_000);
+    assert!(only(&v, StuckLock).is_empty(), "{:#?}", v.anomalies);
+    let mut events = released();
+    events.push(start("halves").at_ms(150));
+    for at in (200..4_000).step_by(400) {
+        events.push(invoke(2, Acquire).lock("l").at_ms(at));
+        events.push(fail(2, Acquire).lock("l").at_ms(at + 300));
+    }
+    events.push(stop("halves").at_ms(4_000));
+    events.push(invoke(3, Acquire).lock("l").at_ms(4_100));
+    events.push(
+        ok(3, Acquire)
+            .lock("l")
+            .owner("w3")
+            .lease("L3")
+            .token(2)
+            .at_ms(4_200),
+    );
+    let v = with_ttl(&history(events), &[], 1_000, 1_000);
+    assert!(only(&v, StuckLock).is_empty(), "{:#?}", v.anomalies);
+}

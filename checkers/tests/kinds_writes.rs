@@ -229,3 +229,140 @@ fn one_token_accepted_from_two_leases_is_a_duplicate_token() {
     assert_eq!(dup[0].evidence.seqs, vec![0, 2]);
     assert_eq!(dup[0].evidence.other["other_lease"], "lease-a");
 }
+
+/// Each write its own op_id (as a worker numbers them), so that no duplicate effect shows.
+fn one_op_each(mut r: Vec<results::ResourceEntry>) -> Vec<results::ResourceEntry> {
+    for e in &mut r {
+        e.op_id = format!("op-{}", e.seq);
+    }
+    r
+}
+
+/// Issue 27, verdict 1: when the acquires overlapped, grant order cannot say which generation
+/// is the newer; but writes L1, L2, L1 to one key are stale whichever came first (L1 first:
+/// its second write followed the newer L2's; L2 first: L2's write followed the newer L1's).
+#[test]
+fn tokenless_writes_alternating_twice_between_overlapping_holds_are_stale_in_every_order() {
+    let r = one_op_each(after_the_grants([
+        res("k", None, "L1", WriteResult::Accepted),
+        res("k", None, "L2", WriteResult::Accepted),
+        res("k", None, "L1", WriteResult::Accepted),
+    ]));
+    let v = verdict(&tokenless_grants(1), &r);
+    let stale = only(&v, StaleAcceptedWrite);
+    assert_eq!(stale.len(), 1, "{:#?}", v.anomalies);
+    let e = &stale[0].evidence;
+    assert_eq!(e.other["basis"], "every-order");
+    assert_eq!(e.lock.as_deref(), Some("l"));
+    assert_eq!(e.lease.as_deref(), Some("L1"));
+    assert_eq!(e.other["other_lease"], "L2");
+    // Both acquisitions (invoke and grant of each) and the three writes.
+    assert_eq!(e.indices, vec![0, 2, 1, 3]);
+    assert_eq!(e.seqs, vec![0, 1, 2]);
+    let orders = e.other["orders"].as_array().expect("both orders");
+    assert_eq!(orders.len(), 2);
+    assert_eq!(
+        (&orders[0]["older"], &orders[0]["stale_seq"]),
+        (&"L1".into(), &2.into())
+    );
+    assert_eq!(
+        (&orders[1]["older"], &orders[1]["stale_seq"]),
+        (&"L2".into(), &1.into())
+    );
+    assert_eq!(stale[0].at, Some(r[2].time));
+    assert!(stale[0].fails);
+    assert_eq!(v.valid, Validity::Invalid);
+    assert!(v.stats["stale-accepted-write"]
+        .get("undecided_overlaps")
+        .is_none());
+}
+
+/// Issue 27, verdict 1: L1 then L2 only is stale only if L2 was the older: nothing is claimed,
+/// and the stats say the overlap left the pair undecided.
+#[test]
+fn tokenless_writes_of_overlapping_holds_in_one_order_only_are_undecided_not_claimed() {
+    let r = one_op_each(after_the_grants([
+        res("k", None, "L1", WriteResult::Accepted),
+        res("k", None, "L1", WriteResult::Accepted),
+        res("k", None, "L2", WriteResult::Accepted),
+    ]));
+    let v = verdict(&tokenless_grants(1), &r);
+    assert!(
+        only(&v, StaleAcceptedWrite).is_empty(),
+        "{:#?}",
+        v.anomalies
+    );
+    assert_eq!(v.valid, Validity::Valid, "{:#?}", v.anomalies);
+    let stat = &v.stats["stale-accepted-write"];
+    assert_eq!(stat["status"], "checked");
+    assert_eq!(stat["undecided_overlaps"], 1);
+    assert!(stat["note"]
+        .as_str()
+        .unwrap()
+        .contains("overlap left it undecided"));
+    // The same alternation between holds that grant order does order is judged by it, not
+    // left undecided.
+    let v = verdict(&tokenless_grants(3), &r);
+    assert!(only(&v, StaleAcceptedWrite).is_empty());
+    assert!(v.stats["stale-accepted-write"]
+        .get("undecided_overlaps")
+        .is_none());
+}
+
+/// Issue 27, verdict 1: the rule is about one key and about two generations; a third writer
+/// (its acquire overlapping L1's too) between them does not hide the pattern, and a write to
+/// another key does not make one.
+#[test]
+fn every_order_looks_past_other_writers_and_not_across_keys() {
+    let mut events = tokenless_grants(1);
+    events.extend(history([
+        invoke(3, Acquire).lock("l").at_ms(0),
+        ok(3, Acquire).lock("l").owner("w3").lease("L3").at_ms(9),
+    ]));
+    events.sort_by_key(|e| e.time);
+    let h = history(events);
+    let r = one_op_each(after_the_grants([
+        res("k", None, "L1", WriteResult::Accepted),
+        res("other", None, "L2", WriteResult::Accepted),
+        res("k", None, "L3", WriteResult::Accepted),
+        res("k", None, "L1", WriteResult::Accepted),
+    ]));
+    let v = verdict(&h, &r);
+    let stale = only(&v, StaleAcceptedWrite);
+    assert_eq!(stale.len(), 1, "{:#?}", v.anomalies);
+    assert_eq!(stale[0].evidence.other["other_lease"], "L3");
+    assert_eq!(stale[0].evidence.seqs, vec![0, 2, 3]);
+}
+
+/// Issue 27, verdict 1: acquires that overlapped but holds one after the other (w2 blocked in
+/// acquire while w1 held the lock, granted after w1's release: the hand-off of a blocking
+/// acquire) never competed: neither claimed in every order nor counted undecided.
+#[test]
+fn holds_one_after_the_other_are_not_judged_in_every_order_nor_undecided() {
+    let h = history([
+        invoke(1, Acquire).lock("l").at_ms(1),
+        invoke(2, Acquire).lock("l").at_ms(1),
+        ok(1, Acquire).lock("l").owner("w1").lease("L1").at_ms(2),
+        invoke(1, Release).lock("l").lease("L1").at_ms(5),
+        ok(1, Release)
+            .lock("l")
+            .lease("L1")
+            .result(Released)
+            .at_ms(6),
+        ok(2, Acquire).lock("l").owner("w2").lease("L2").at_ms(7),
+    ]);
+    let r = one_op_each(after_the_grants([
+        res("k", None, "L1", WriteResult::Accepted),
+        res("k", None, "L2", WriteResult::Accepted),
+        res("k", None, "L1", WriteResult::Accepted),
+    ]));
+    let v = verdict(&h, &r);
+    assert!(
+        only(&v, StaleAcceptedWrite).is_empty(),
+        "{:#?}",
+        v.anomalies
+    );
+    assert!(v.stats["stale-accepted-write"]
+        .get("undecided_overlaps")
+        .is_none());
+}

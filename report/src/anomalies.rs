@@ -122,7 +122,7 @@ fn card(s: &mut String, n: usize, a: &Anomaly, at: Option<u64>, look: &Lookup<'_
             s,
             "<tr><th>{}</th><td>{}</td></tr>",
             esc(k),
-            esc(&json_text(v))
+            other_value(k, v)
         );
     }
     s.push_str(r#"</table></div><div><h4>Diagnosis</h4><dl class="diag">"#);
@@ -179,6 +179,7 @@ fn card(s: &mut String, n: usize, a: &Anomaly, at: Option<u64>, look: &Lookup<'_
             let result = e
                 .result
                 .map(|r| r.as_str().to_string())
+                .or_else(|| e.held.map(|h| format!("held: {h}")))
                 .or_else(|| e.error.clone())
                 .unwrap_or_default();
             let _ = write!(
@@ -227,6 +228,25 @@ fn card(s: &mut String, n: usize, a: &Anomaly, at: Option<u64>, look: &Lookup<'_
         r#"<details class="json"><summary>JSON (as in results.json)</summary><pre>{}</pre></details></details></article>"#,
         esc(&json)
     );
+}
+
+/// One kind-specific evidence value: the orders of a `basis: every-order` stale write as the
+/// sentences that say why each is stale, anything else as its JSON.
+fn other_value(k: &str, v: &serde_json::Value) -> String {
+    let whys: Option<Vec<&str>> = (k == "orders")
+        .then(|| v.as_array())
+        .flatten()
+        .and_then(|orders| orders.iter().map(|o| o["why"].as_str()).collect());
+    match whys {
+        Some(whys) => {
+            let items: String = whys
+                .iter()
+                .map(|w| format!("<li>{}</li>", esc(w)))
+                .collect();
+            format!(r#"<ul class="orders">{items}</ul>"#)
+        }
+        None => esc(&json_text(v)),
+    }
 }
 
 fn type_str(e: &Event) -> &'static str {

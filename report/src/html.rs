@@ -139,9 +139,10 @@ fn summary(s: &mut String, input: &ReportInput<'_>, model: &Timeline) {
     s.push_str(r#"<section class="card" id="summary"><h2>Verdict by anomaly kind</h2><table class="kinds"><tr><th>kind</th><th>result</th><th>count</th><th>first at</th><th>first</th></tr>"#);
     for k in status::kinds(input) {
         let (st, word, note) = match &k.state {
-            State::Fail => ("fail", "FAIL", ""),
-            State::Observed => ("observed", "observed", ""),
-            State::Pass => ("pass", "pass", ""),
+            // A kind that judged may still say what it left undecided.
+            State::Fail => ("fail", "FAIL", k.note.as_str()),
+            State::Observed => ("observed", "observed", k.note.as_str()),
+            State::Pass => ("pass", "pass", k.note.as_str()),
             State::Unknown(n) => ("observed", "UNKNOWN", n.as_str()),
             State::NotApplicable(n) => ("skip", "n/a", n.as_str()),
             State::NotChecked => ("skip", "not checked", ""),

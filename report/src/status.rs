@@ -31,6 +31,9 @@ pub struct KindStatus {
     pub count: u64,
     /// Positions in `verdict.anomalies` of this kind.
     pub listed: Vec<usize>,
+    /// What the checker said beside its finding (why it did not apply, could not decide, or
+    /// left something undecided): its stats' `note`, or empty.
+    pub note: String,
 }
 
 /// Every kind, in `AnomalyKind::ALL` order.
@@ -60,8 +63,8 @@ pub fn kinds(input: &ReportInput<'_>) -> Vec<KindStatus> {
             let state = match status {
                 _ if count > 0 && fails => State::Fail,
                 _ if count > 0 => State::Observed,
-                Some("unknown") => State::Unknown(note),
-                Some("not applicable") => State::NotApplicable(note),
+                Some("unknown") => State::Unknown(note.clone()),
+                Some("not applicable") => State::NotApplicable(note.clone()),
                 _ if checked => State::Pass,
                 _ => State::NotChecked,
             };
@@ -70,6 +73,7 @@ pub fn kinds(input: &ReportInput<'_>) -> Vec<KindStatus> {
                 state,
                 count,
                 listed,
+                note,
             }
         })
         .collect()

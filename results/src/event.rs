@@ -86,6 +86,10 @@ pub enum F {
     Increment,
     LeaseLost,
     Exit,
+    /// The keep-alive asked the lock client whether it still holds the lock (an adapter's
+    /// `check`): `ok` carries `held`. Not one of the process's own operations (see
+    /// docs/design.md, "history.jsonl"): it ends no hold and retires nobody.
+    Check,
     /// `start-<fault>`: the nemesis began a fault.
     Start(String),
     /// `stop-<fault>`: the nemesis healed a fault.
@@ -103,6 +107,7 @@ impl F {
             F::Increment => Borrowed("increment"),
             F::LeaseLost => Borrowed("lease-lost"),
             F::Exit => Borrowed("exit"),
+            F::Check => Borrowed("check"),
             F::Start(fault) => Owned(format!("start-{fault}")),
             F::Stop(fault) => Owned(format!("stop-{fault}")),
         }
@@ -118,6 +123,7 @@ impl F {
             "increment" => F::Increment,
             "lease-lost" => F::LeaseLost,
             "exit" => F::Exit,
+            "check" => F::Check,
             _ => {
                 if let Some(fault) = s.strip_prefix("start-").filter(|f| !f.is_empty()) {
                     F::Start(fault.to_string())
@@ -153,7 +159,7 @@ impl<'de> Deserialize<'de> for F {
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<F, E> {
                 F::parse(v).ok_or_else(|| E::custom(format!(
-                    "unknown f {v:?}: expected acquire, write, release, read, increment, lease-lost, exit, start-<fault> or stop-<fault>"
+                    "unknown f {v:?}: expected acquire, write, release, read, increment, lease-lost, exit, check, start-<fault> or stop-<fault>"
                 )))
             }
         }
@@ -215,6 +221,9 @@ pub struct Event {
     pub result: Option<OpResult>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub highest_before: Option<u64>,
+    /// A `check`'s answer: whether the lock client says it still holds the lock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<bool>,
     /// Why an operation is `fail` or `info` (an addition to the fields of docs/design.md, "history.jsonl", for humans).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -242,6 +251,7 @@ impl Event {
             op_id: None,
             result: None,
             highest_before: None,
+            held: None,
             error: None,
             exception: false,
         }

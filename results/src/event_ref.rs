@@ -26,6 +26,8 @@ pub struct EventRef<'a> {
     pub op_id: Option<Cow<'a, str>>,
     pub result: Option<OpResult>,
     pub highest_before: Option<u64>,
+    /// A `check`'s answer (`held`).
+    pub held: Option<bool>,
     /// `value` when it is an integer (reads and increments of the counter workload).
     pub int_value: Option<i64>,
     /// What a nemesis event's fault hit (`value.targets`: workers, nodes, read by
@@ -73,6 +75,7 @@ impl Event {
             op_id: opt(&self.op_id),
             result: self.result,
             highest_before: self.highest_before,
+            held: self.held,
             int_value: self.value.as_ref().and_then(|v| v.as_i64()),
             targets: targets(self.value.as_ref()),
             error: opt(&self.error),

@@ -18,10 +18,11 @@ pub enum AnomalyKind {
     LostUpdate,
     DuplicateEffect,
     StuckLock,
+    HeldAfterLoss,
 }
 
 impl AnomalyKind {
-    pub const ALL: [AnomalyKind; 9] = [
+    pub const ALL: [AnomalyKind; 10] = [
         AnomalyKind::StaleAcceptedWrite,
         AnomalyKind::DuplicateToken,
         AnomalyKind::TokenRegression,
@@ -31,6 +32,7 @@ impl AnomalyKind {
         AnomalyKind::LostUpdate,
         AnomalyKind::DuplicateEffect,
         AnomalyKind::StuckLock,
+        AnomalyKind::HeldAfterLoss,
     ];
 
     pub fn as_str(&self) -> &'static str {
@@ -41,6 +43,7 @@ impl AnomalyKind {
             AnomalyKind::DoubleRelease => "double-release",
             AnomalyKind::ReleaseOfLostLock => "release-of-lost-lock",
             AnomalyKind::ConcurrentHolders => "concurrent-holders",
+            AnomalyKind::HeldAfterLoss => "held-after-loss",
             AnomalyKind::LostUpdate => "lost-update",
             AnomalyKind::DuplicateEffect => "duplicate-effect",
             AnomalyKind::StuckLock => "stuck-lock",
@@ -52,12 +55,16 @@ impl AnomalyKind {
     }
 
     /// Kinds reported as observations: `concurrent-holders`, which the literature says cannot
-    /// be prevented under pauses, and `release-of-lost-lock`, a client told `released` for a
-    /// lock it no longer held where the history shows no harm done by it.
+    /// be prevented under pauses; `release-of-lost-lock`, a client told `released` for a lock
+    /// it no longer held where the history shows no harm done by it; and `held-after-loss`, a
+    /// client that still answered `held` after another was granted the lock (a belief, which
+    /// only the writes it goes on to make can turn into harm).
     pub fn observed_by_default(self) -> bool {
         matches!(
             self,
-            AnomalyKind::ConcurrentHolders | AnomalyKind::ReleaseOfLostLock
+            AnomalyKind::ConcurrentHolders
+                | AnomalyKind::ReleaseOfLostLock
+                | AnomalyKind::HeldAfterLoss
         )
     }
 

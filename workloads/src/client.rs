@@ -62,6 +62,17 @@ pub async fn within<T>(
     }
 }
 
+/// A check's answer as a renewal's ([`Client::renew`]): held confirms the hold for `ttl` from
+/// when the question was sent; not held is a definite loss.
+pub fn checked_renewal(answer: Completion<bool>, ttl: Duration) -> Completion<Duration> {
+    match answer {
+        Completion::Ok(true) => Completion::Ok(ttl),
+        Completion::Ok(false) => Completion::fail("the library says it no longer holds the lock"),
+        Completion::Fail(e) => Completion::Fail(e),
+        Completion::Info(e) => Completion::Info(e),
+    }
+}
+
 /// One acquisition as the provider granted it (the client side of a hold: what the recipe keeps
 /// to renew and release it).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +110,15 @@ pub trait Client: Send + Sync {
 
     /// Releases the hold. `Fail(NOT_OWNER)` when the provider refused because it is not ours.
     fn release<'a>(&'a self, hold: &'a Grant) -> BoxFuture<'a, Completion<()>>;
+
+    /// Asks whether the hold is still held, extending nothing: `Some` for a client whose
+    /// keep-alive is such a question (an adapter with `check` and no `renew`), which the worker
+    /// then asks instead of [`Client::renew`] and records in the history as `f = check`; `None`
+    /// (the default) where the keep-alive renews, or where there is nothing to ask (the client
+    /// already knows the hold is lost).
+    fn check<'a>(&'a self, _hold: &'a Grant) -> Option<BoxFuture<'a, Completion<bool>>> {
+        None
+    }
 
     /// Forgets the hold without releasing it (after an indeterminate outcome the process is
     /// retired; the lease is left to expire as if the client had crashed).

@@ -2,11 +2,15 @@
 //! session disconnected) → lost (certainly gone, or its validity ran out). [`Ownership`] is the
 //! pure machine (time passed in, so tests need no clock); [`Tracker`] drives it with the recipe's
 //! renewals, in a background task or inline before each write, and announces `lease-lost` once.
+//! When the client's keep-alive is a question rather than a renewal ([`Client::check`]: an
+//! adapter with `check` and no `renew`), each question and its answer also go out as a
+//! [`CheckNotice`], stamped on the run's clock here, for the history's `f = check` lines.
 //! Validity is measured on CLOCK_MONOTONIC from the moment a request was *sent*, so a process
 //! that was SIGSTOPped past its ttl sees its hold as lost the instant it runs again.
 
 use crate::client::{within, Client, Completion, Grant};
 use crate::config::{Discipline, OnSuspect, RecipeConfig, Renewal};
+use results::RunClock;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -85,6 +89,31 @@ pub struct LostNotice {
     pub why: String,
 }
 
+/// The keep-alive asked the lock client whether it still holds `hold`: when (run clock, ns,
+/// stamped before the question left and after the answer came) and what it answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckNotice {
+    pub process: u32,
+    pub hold: Grant,
+    pub asked: u64,
+    pub answered: u64,
+    pub answer: Completion<bool>,
+}
+
+/// What the tracker tells the worker's connection, in the order it happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    Lost(LostNotice),
+    Checked(CheckNotice),
+}
+
+/// Where a tracker's notices go, and the clock its checks are stamped with.
+#[derive(Debug, Clone)]
+pub struct Notices {
+    pub tx: mpsc::UnboundedSender<Notice>,
+    pub clock: RunClock,
+}
+
 /// Whether a write may go out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteGate {
@@ -106,7 +135,7 @@ pub struct Tracker {
     cfg: RecipeConfig,
     discipline: Discipline,
     shared: Arc<Mutex<Shared>>,
-    notices: mpsc::UnboundedSender<LostNotice>,
+    notices: Notices,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -125,7 +154,7 @@ impl Tracker {
         sent_at: Instant,
         cfg: RecipeConfig,
         discipline: Discipline,
-        notices: mpsc::UnboundedSender<LostNotice>,
+        notices: Notices,
     ) -> Self {
         let shared = Arc::new(Mutex::new(Shared {
             machine: Ownership::new(sent_at, hold.valid_until),
@@ -168,7 +197,8 @@ impl Tracker {
                     && s.machine.renewal_due(now, self.cfg.renew_interval)
             };
             if due {
-                renew_once(&self.client, &self.hold, &self.cfg, &self.shared).await;
+                let who = (self.process, &self.notices);
+                renew_once(&self.client, &self.hold, &self.cfg, &self.shared, who).await;
             }
         }
         let state = self.state();
@@ -203,7 +233,7 @@ impl Tracker {
                 tokio::time::sleep(cfg.renew_interval).await;
                 let lost = lock(&shared).machine.state_at(Instant::now()) == OwnershipState::Lost;
                 if !lost {
-                    renew_once(&client, &hold, &cfg, &shared).await;
+                    renew_once(&client, &hold, &cfg, &shared, (process, &notices)).await;
                 }
                 if announce(&shared, &notices, process, &hold) || lost {
                     return;
@@ -223,26 +253,38 @@ fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
     shared.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// One keep-alive step: the client's check where its keep-alive is one (told to `notices`,
+/// for the history), else its renewal.
 async fn renew_once(
     client: &Arc<dyn Client>,
     hold: &Grant,
     cfg: &RecipeConfig,
     shared: &Mutex<Shared>,
+    (process, notices): (u32, &Notices),
 ) {
     let sent = Instant::now();
-    let outcome = within(cfg.op_timeout, "renew", client.renew(hold)).await;
+    let outcome = match client.check(hold) {
+        Some(check) => {
+            let asked = notices.clock.now();
+            let answer = within(cfg.op_timeout, "check", check).await;
+            let _ = notices.tx.send(Notice::Checked(CheckNotice {
+                process,
+                hold: hold.clone(),
+                asked,
+                answered: notices.clock.now(),
+                answer: answer.clone(),
+            }));
+            crate::client::checked_renewal(answer, cfg.ttl)
+        }
+        None => within(cfg.op_timeout, "renew", client.renew(hold)).await,
+    };
     let mut s = lock(shared);
     s.machine.observe(sent, &outcome);
     s.machine.state_at(Instant::now());
 }
 
 /// Sends the lost notice once; true when the hold is lost (announced now or before).
-fn announce(
-    shared: &Mutex<Shared>,
-    notices: &mpsc::UnboundedSender<LostNotice>,
-    process: u32,
-    hold: &Grant,
-) -> bool {
+fn announce(shared: &Mutex<Shared>, notices: &Notices, process: u32, hold: &Grant) -> bool {
     let mut s = lock(shared);
     if s.machine.state_at(Instant::now()) != OwnershipState::Lost {
         return false;
@@ -250,11 +292,11 @@ fn announce(
     if !s.announced {
         s.announced = true;
         let why = s.machine.why_lost().unwrap_or("unknown").to_string();
-        let _ = notices.send(LostNotice {
+        let _ = notices.tx.send(Notice::Lost(LostNotice {
             process,
             hold: hold.clone(),
             why,
-        });
+        }));
     }
     true
 }

@@ -1,7 +1,8 @@
 //! The harness ↔ worker control protocol: JSON lines over one TCP connection (a port the worker's
 //! container publishes on 127.0.0.1). The driver sends one [`Request`] at a time; the worker
 //! answers each with a [`Message::Reply`] and may push [`Message::LeaseLost`] at any moment,
-//! always before the reply it affects, so the history records the notice first.
+//! always before the reply it affects, so the history records the notice first, and
+//! [`Message::Check`], its keep-alive's question and answer with the worker's own stamps.
 
 use results::{OpResult, OpType};
 use serde::{Deserialize, Serialize};
@@ -72,6 +73,9 @@ pub struct Outcome {
     /// The counter value written (increment) or read (read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<i64>,
+    /// A check's answer: whether the lock client says it holds the lock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<bool>,
     /// The client library raised what it does not document (see `client::EXCEPTION`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub exception: bool,
@@ -88,6 +92,7 @@ impl Outcome {
             highest_before: None,
             error: None,
             value: None,
+            held: None,
             exception: false,
         }
     }
@@ -124,6 +129,20 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         token: Option<u64>,
         why: String,
+    },
+    /// The keep-alive asked the lock client whether `process`'s hold is still held: `asked`
+    /// and `answered` are run-clock ns stamped in the worker (before the question left, after
+    /// the answer came), `outcome` the answer (`ok` with `held`, `fail` or `info`).
+    Check {
+        process: u32,
+        lock: String,
+        owner: String,
+        lease: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<u64>,
+        asked: u64,
+        answered: u64,
+        outcome: Outcome,
     },
 }
 

@@ -2,16 +2,76 @@
 //! by default, not failing: under pauses a lease cannot prevent it; only fencing limits the harm.
 //! Sound by construction of [`crate::holds::HoldBook`]: only certain holds (acquire `ok`) count, so an `info`
 //! acquire that may have happened never produces a report.
+//!
+//! Its diagnosis says why the older holder lost its lease, as far as the history tells: after a
+//! fault that stopped it or the service (a pause, a partition, a clock jump: the literature's
+//! case), or without any — the older hold was at least a lease old and no fault touched its
+//! worker or the lock service for a whole lease before the other grant, so the lease lapsed
+//! while nothing stopped its renewal: the renewal itself failed. The second needs the test's
+//! `ttl`; without it the diagnosis stays the general one.
 
+use super::disturbances::Disturbances;
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
-use results::{AnomalyKind, EventRef, Evidence, OpType};
+use crate::holds::Hold;
+use results::{AnomalyKind, Diagnosis, EventRef, Evidence, OpType, Process};
 use serde_json::json;
+use std::time::Duration;
 
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct ConcurrentHolders {
     acquisitions: u64,
+    /// The lease's length (ns), when the test gives one.
+    ttl: Option<u64>,
+    disturbances: Disturbances,
+}
+
+impl ConcurrentHolders {
+    pub fn new(ttl: Option<Duration>) -> ConcurrentHolders {
+        ConcurrentHolders {
+            ttl: ttl.map(|t| t.as_nanos() as u64),
+            ..ConcurrentHolders::default()
+        }
+    }
+
+    /// Why `old` lost its lock by `now`, as the faults tell, in the evidence and the diagnosis.
+    fn why_lost(&self, old: &Hold, now: u64, evidence: &mut Evidence, obs: String) -> Diagnosis {
+        let owner = old.owner();
+        let quiet = self.ttl.filter(|&ttl| {
+            now.saturating_sub(old.time) >= ttl
+                && !self
+                    .disturbances
+                    .disturbed_since(owner, now.saturating_sub(ttl))
+        });
+        if let Some(ttl) = quiet {
+            evidence.other.insert("cause".into(), json!("none"));
+            let obs = format!(
+                "{obs}; no fault touched process {}'s worker or the lock service in the {} ms \
+                 (a whole lease) before",
+                old.process,
+                ttl / 1_000_000
+            );
+            return diagnosis::concurrent_holders_renewal_failed(obs);
+        }
+        let since_grant = self.disturbances.disturbed_since(owner, old.time);
+        let obs = match self.disturbances.latest(owner).filter(|_| since_grant) {
+            Some(c) => {
+                let what = if c.on_holder {
+                    format!("process {}'s worker", old.process)
+                } else {
+                    "the lock service".to_string()
+                };
+                evidence.other.insert("cause".into(), json!(c.fault));
+                format!(
+                    "{obs}; the latest fault on {what} was {} at t={}ns",
+                    c.fault, c.at
+                )
+            }
+            None => obs,
+        };
+        diagnosis::concurrent_holders(obs)
+    }
 }
 
 impl Checker for ConcurrentHolders {
@@ -20,11 +80,15 @@ impl Checker for ConcurrentHolders {
     }
 
     fn interests(&self) -> Interests {
-        // Only a completed acquisition (`cx.acquired`) is judged.
-        Interests::ACQUIRE.only(OpType::Ok)
+        // Only a completed acquisition (`cx.acquired`) is judged; the faults say why.
+        Interests::ACQUIRE.only(OpType::Ok) | Interests::NEMESIS
     }
 
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
+        if e.process == Process::Nemesis {
+            self.disturbances.nemesis(e, &mut []);
+            return;
+        }
         let Some(now) = cx.acquired else {
             return;
         };
@@ -74,12 +138,8 @@ impl Checker for ConcurrentHolders {
                  lost its lease or exited when process {p} acquired",
                 e.time, old.process
             );
-            out.push(
-                e.time,
-                summary,
-                evidence,
-                diagnosis::concurrent_holders(obs),
-            );
+            let diagnosis = self.why_lost(old, e.time, &mut evidence, obs);
+            out.push(e.time, summary, evidence, diagnosis);
         }
     }
 

@@ -1,9 +1,11 @@
 //! One checker per anomaly kind of docs/design.md, "Anomaly kinds".
 
 pub mod concurrent_holders;
+mod disturbances;
 pub mod double_release;
 pub mod duplicate_effect;
 pub mod duplicate_token;
+pub mod held_after_loss;
 pub mod lost_update;
 mod outages;
 mod release_suspects;
@@ -16,6 +18,7 @@ pub use concurrent_holders::ConcurrentHolders;
 pub use double_release::DoubleRelease;
 pub use duplicate_effect::DuplicateEffect;
 pub use duplicate_token::DuplicateToken;
+pub use held_after_loss::HeldAfterLoss;
 pub use lost_update::LostUpdate;
 pub use stale_write::StaleAcceptedWrite;
 pub use stuck_lock::StuckLock;

@@ -9,14 +9,13 @@
 //! - **no harm shown** (`release-of-lost-lock`): every victim's process ended its part otherwise
 //!   (its release succeeded, it exited or was retired), or the history ended.
 //!
-//! Faults are tracked by scope: a fault of the lock service disturbs every victim, a fault on
-//! workers only the victims whose worker (owner) it targets.
+//! Faults are tracked by scope ([`super::disturbances`]): a fault of the lock service disturbs
+//! every victim, a fault on workers only the victims whose worker (owner) it targets.
 
+pub(crate) use super::disturbances::Disturbances;
 use crate::checker::Context;
-use crate::hashing::FastMap;
 use crate::holds::Hold;
 use crate::locks::LockId;
-use results::fault::{scope_of, Scope};
 use results::{EventRef, OpResult, OpType, F};
 use std::rc::Rc;
 
@@ -51,65 +50,6 @@ pub(crate) enum Settled {
     Harm { victim: Hold, shown: String },
     /// Nothing shows harm: why.
     NoHarm(&'static str),
-}
-
-/// Which faults are active, and when the last one ended: per scope, and per worker for faults
-/// on workers.
-#[derive(Debug, Default)]
-pub(crate) struct Disturbances {
-    service_active: u32,
-    service_last_end: u64,
-    /// owner (worker name) -> (active faults targeting it, when the last one ended).
-    workers: FastMap<String, (u32, u64)>,
-}
-
-impl Disturbances {
-    /// Takes a nemesis event in; marks the victims it disturbs.
-    pub fn nemesis(&mut self, e: &EventRef<'_>, suspects: &mut [Suspect]) {
-        let (fault, start) = match &e.f {
-            // A start that carries an error was skipped: nothing was applied.
-            F::Start(_) if e.error.is_some() => return,
-            F::Start(f) => (f.as_str(), true),
-            F::Stop(f) => (f.as_str(), false),
-            _ => return,
-        };
-        match scope_of(fault) {
-            Scope::Resource => {}
-            Scope::LockService => {
-                if start {
-                    self.service_active += 1;
-                    for v in suspects.iter_mut().flat_map(|s| &mut s.victims) {
-                        v.disturbed = true;
-                    }
-                } else {
-                    self.service_active = self.service_active.saturating_sub(1);
-                    self.service_last_end = e.time;
-                }
-            }
-            Scope::Workers => {
-                for target in &e.targets {
-                    let w = self.workers.entry(target.to_string()).or_default();
-                    if start {
-                        w.0 += 1;
-                        for v in suspects.iter_mut().flat_map(|s| &mut s.victims) {
-                            v.disturbed |= v.hold.owner() == Some(target.as_ref());
-                        }
-                    } else {
-                        w.0 = w.0.saturating_sub(1);
-                        w.1 = e.time;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Whether a fault could have ended `hold`'s lease since it was granted.
-    pub fn disturbed_since_grant(&self, hold: &Hold) -> bool {
-        let worker = hold.owner().and_then(|o| self.workers.get(o));
-        self.service_active > 0
-            || self.service_last_end >= hold.time
-            || worker.is_some_and(|&(active, last_end)| active > 0 || last_end >= hold.time)
-    }
 }
 
 impl Suspect {

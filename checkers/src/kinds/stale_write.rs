@@ -5,22 +5,29 @@
 //!   t (the resource log's `highest_before` counts too: the log may be partial);
 //! - `basis: grant-order` (recipes and client libraries without tokens): acquisition X's acquire
 //!   completed before acquisition Y's was invoked (same lock), the resource accepted Y's write
-//!   to K, and afterwards X's write to K. Real time orders the generations where no token does.
+//!   to K, and afterwards X's write to K. Real time orders the generations where no token does;
+//! - `basis: every-order` (tokenless, acquires that overlapped, so grant order cannot order X and
+//!   Y): the resource accepted writes to K from X, then Y, then X again. Whichever grant came
+//!   first, one accepted write is stale ([`every_order`]). X then Y alone is stale in one order
+//!   only: nothing is claimed, and the stats' note says the overlap left it undecided.
 //!
 //! The resource log is the ground truth: an `info` write (the worker never learned the outcome)
 //! that the log shows accepted still counts, and a stale token the resource *rejected* is
 //! fencing working, never an anomaly. Memory: the highest accepted token per key; for tokenless
-//! acquisitions, each one's grant times (until the resource log is read) and per key the
-//! newest generation accepted so far.
+//! acquisitions, each one's grant times (until the resource log is read), per key the newest
+//! generation accepted so far and its last few runs of writes by one generation.
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::hashing::FastMap;
 use crate::holds::Acquisition;
 use crate::kinds::resource_presence::Presence;
-use crate::procs::PerProcess;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, ResourceRef, F};
 use serde_json::json;
+use std::rc::Rc;
+
+mod every_order;
+use every_order::Runs;
 
 #[derive(Debug)]
 struct Highest {
@@ -33,7 +40,7 @@ struct Highest {
 
 /// A tokenless acquisition as the history granted it: what orders it against the others.
 #[derive(Debug, Clone)]
-struct Grant {
+pub(super) struct Grant {
     lock: String,
     process: u32,
     owner: String,
@@ -41,12 +48,15 @@ struct Grant {
     /// History index and time of its acquire invoke and of its `ok`.
     invoked: (u64, u64),
     granted: (u64, u64),
+    /// The acquisitions of other processes whose certain holds of the lock were open at this
+    /// grant (their acquire `ok` indices): the two were held at once.
+    overlaps: Vec<u64>,
 }
 
 /// The newest generation whose write to a key (of one lock) the resource accepted so far.
 #[derive(Debug, Clone)]
 struct Newest {
-    grant: Grant,
+    grant: Rc<Grant>,
     seq: u64,
     time: u64,
 }
@@ -56,14 +66,14 @@ struct Newest {
 pub struct StaleAcceptedWrite {
     presence: Presence,
     highest: FastMap<String, Highest>,
-    /// Per process: index and time of its pending acquire invoke.
-    invoked: PerProcess<(u64, u64)>,
     /// Tokenless acquisitions by lease (a lease string may come back: every grant is kept).
-    grants: FastMap<String, Vec<Grant>>,
+    grants: FastMap<String, Vec<Rc<Grant>>>,
     /// Accepted tokenless writes, and how many of them could be tied to a grant.
     tokenless: (u64, u64),
     /// Per (key, lock): the accepted tokenless write whose acquire was invoked last.
     newest: FastMap<(String, String), Newest>,
+    /// Per (key, lock): the accepted tokenless writes as runs of one generation each.
+    runs: Runs,
 }
 
 impl Checker for StaleAcceptedWrite {
@@ -72,9 +82,8 @@ impl Checker for StaleAcceptedWrite {
     }
 
     fn interests(&self) -> Interests {
-        Interests::WRITE
-            | Interests::ACQUIRE.only(OpType::Invoke)
-            | Interests::ACQUIRE.only(OpType::Ok)
+        // The acquire's invoke (index and time) comes from the shared hold book.
+        Interests::WRITE | Interests::ACQUIRE.only(OpType::Ok)
     }
 
     // Inlined into the engine's direct call (`dispatch`): it sees half the events of a lock
@@ -86,9 +95,8 @@ impl Checker for StaleAcceptedWrite {
         };
         match (&e.f, e.kind) {
             (F::Write, _) => self.presence.event(e),
-            (F::Acquire, OpType::Invoke) => drop(self.invoked.insert(p, (e.index, e.time))),
             (F::Acquire, OpType::Ok) => {
-                let invoked = self.invoked.remove(p);
+                let invoked = cx.holds.pending_since(p);
                 // A token orders generations by itself: only tokenless grants are remembered.
                 if let (None, Some(a), Some(invoked)) = (e.token, cx.acquired, invoked) {
                     self.grant(p, e, cx, a, invoked);
@@ -112,7 +120,8 @@ impl Checker for StaleAcceptedWrite {
         }
     }
 
-    fn finish(&mut self, end: &End, _out: &mut Findings) -> Outcome {
+    fn finish(&mut self, end: &End, out: &mut Findings) -> Outcome {
+        self.runs.note_undecided(out);
         let (accepted, ordered) = self.tokenless;
         match self.presence.outcome(end, false) {
             // Writes without tokens are judged by grant order; with none tied to a grant,
@@ -151,11 +160,18 @@ impl StaleAcceptedWrite {
             lease: lease.to_string(),
             invoked,
             granted: (e.index, e.time),
+            overlaps: cx
+                .holds
+                .open(a.lock)
+                .iter()
+                .filter(|h| h.process != p)
+                .map(|h| h.index)
+                .collect(),
         };
         self.grants
             .entry(grant.lease.clone())
             .or_default()
-            .push(grant);
+            .push(Rc::new(grant));
     }
 
     fn by_token(&mut self, r: &ResourceRef<'_>, t: u64, out: &mut Findings) {
@@ -232,10 +248,11 @@ impl StaleAcceptedWrite {
             return;
         };
         self.tokenless.1 += 1;
+        let x = x.clone();
         let slot = (r.key.to_string(), x.lock.clone());
         match self.newest.get(&slot) {
             Some(y) if y.grant.invoked.1 > x.granted.1 => {
-                let (y, x) = (y.clone(), x.clone());
+                let y = y.clone();
                 report_grant_order(r, &x, &y, out);
             }
             Some(y) if y.grant.invoked.1 >= x.invoked.1 => {}
@@ -245,14 +262,15 @@ impl StaleAcceptedWrite {
                     seq: r.seq,
                     time: r.time,
                 };
-                self.newest.insert(slot, newest);
+                self.newest.insert(slot.clone(), newest);
             }
         }
+        self.runs.accepted(&slot, x, r, out);
     }
 }
 
 /// The evidence every stale write carries: the write as the resource decided it.
-fn write_evidence(r: &ResourceRef<'_>, basis: &str) -> Evidence {
+pub(super) fn write_evidence(r: &ResourceRef<'_>, basis: &str) -> Evidence {
     let mut evidence = Evidence {
         key: Some(r.key.to_string()),
         owner: Some(r.owner.to_string()),

@@ -8,7 +8,9 @@
 //! - an acquire ends `info` or its process exits while the acquire is pending (it may have
 //!   taken the lock, and nobody will release it; if other processes certainly held the lock at
 //!   that moment it was not free, and the clock starts when the last of those holds ends), or
-//! - the nemesis heals the last active fault of the lock service (every known lock).
+//! - the nemesis heals the last active fault of the lock service (every known lock), or
+//! - the last certain hold of the lock ends and nobody holds it ([`last_acquire`]: the lock
+//!   must then be free, and acquires that keep failing past the window show it is not).
 //!
 //! Only faults that can make the lock service itself unavailable suspend the clock (node
 //! pause / kill / restart, partitions that split the service, failover, a node that died
@@ -20,7 +22,9 @@
 //! no acquire succeeded since the obligation began, and someone was trying both at the start
 //! (an acquire pending, or attempted within `slack`) and at the deadline. Any successful
 //! acquire of the lock discharges it. A window still open when the history ends is not judged.
-//! Without a ttl in `test.yaml` the checker is not applicable. Memory: per lock a few numbers.
+//! Without a ttl in `test.yaml` the checker is not applicable. Every report names the lock's
+//! last acquire and its outcome (and the first after its last hold ended, when that differs).
+//! Memory: per lock a few numbers and two acquire outcomes.
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
@@ -32,13 +36,15 @@ use serde_json::json;
 use std::time::Duration;
 
 mod faults;
+mod last_acquire;
+use last_acquire::{Acquires, Free, Reason};
 
 /// Owner, lease and token of the holder an obligation is about.
 type Holder = (Option<Name>, Option<Name>, Option<u64>);
 
 #[derive(Debug, Clone)]
 struct Obligation {
-    reason: String,
+    reason: Reason,
     index: u64,
     time: u64,
     holder: Option<Holder>,
@@ -59,6 +65,9 @@ struct LockState {
     attempts: u32,
     last_attempt: Option<u64>,
     obligation: Option<Obligation>,
+    acquires: Acquires,
+    /// The end of its last certain hold, while nobody has acquired it since.
+    free: Option<Free>,
 }
 
 /// See the module doc.
@@ -94,7 +103,7 @@ impl StuckLock {
     fn oblige(
         &mut self,
         (lock, name): (LockId, &str),
-        reason: String,
+        reason: impl Into<Reason>,
         e: &EventRef<'_>,
         holder: Option<Holder>,
         waits_for_holds: bool,
@@ -109,7 +118,7 @@ impl StuckLock {
         let tried_early =
             l.attempts > 0 || l.last_attempt.is_some_and(|t| t + self.slack >= e.time);
         l.obligation = Some(Obligation {
-            reason,
+            reason: reason.into(),
             index: e.index,
             time: e.time,
             holder,
@@ -181,7 +190,7 @@ impl StuckLock {
             let deadline = start + span;
             if o.tried_early && self.trying(l, deadline) {
                 report(
-                    &l.name,
+                    l,
                     &o,
                     start,
                     deadline,
@@ -192,6 +201,7 @@ impl StuckLock {
             }
             if let Some(l) = self.locks.get_mut(lock).and_then(Option::as_mut) {
                 l.obligation = None;
+                l.free = None;
             }
         }
         self.recompute_deadline();
@@ -230,7 +240,24 @@ impl Checker for StuckLock {
             if ends_hold {
                 self.holds_ending(q, e, cx);
             }
+            // After the match below, so that an obligation with a cause of its own (a holder
+            // that exited) is the one that runs.
+            if ends_hold {
+                self.match_event(e, cx);
+                self.last_holds_ended(q, e, cx);
+                return;
+            }
         }
+        self.match_event(e, cx);
+    }
+
+    fn finish(&mut self, end: &End, out: &mut Findings) -> Outcome {
+        self.finish_checker(end, out)
+    }
+}
+
+impl StuckLock {
+    fn match_event(&mut self, e: &EventRef<'_>, cx: &Context<'_>) {
         match (e.process, &e.f, e.kind) {
             // A start that carries an error was skipped (no target): nothing was applied.
             (Process::Nemesis, F::Start(_), _) if e.error.is_some() => {}
@@ -255,8 +282,13 @@ impl Checker for StuckLock {
                     OpType::Ok => {
                         l.attempts = l.attempts.saturating_sub(1);
                         discharged = l.obligation.take().is_some();
+                        l.acquires.completed(p, e);
+                        l.free = None;
                     }
-                    OpType::Fail | OpType::Info => l.attempts = l.attempts.saturating_sub(1),
+                    OpType::Fail | OpType::Info => {
+                        l.attempts = l.attempts.saturating_sub(1);
+                        l.acquires.completed(p, e);
+                    }
                 }
                 l.last_attempt = Some(e.time);
                 if kind == OpType::Info {
@@ -268,6 +300,8 @@ impl Checker for StuckLock {
                     self.oblige((lock, name), why, e, None, others_hold);
                 } else if discharged {
                     self.recompute_deadline();
+                } else if kind == OpType::Fail {
+                    self.free_lock_failed(lock, cx);
                 }
             }
             (Process::Worker(p), F::Exit, _) => {
@@ -295,7 +329,7 @@ impl Checker for StuckLock {
         }
     }
 
-    fn finish(&mut self, end: &End, out: &mut Findings) -> Outcome {
+    fn finish_checker(&mut self, end: &End, out: &mut Findings) -> Outcome {
         if self.ttl.is_none() {
             return Outcome::NotApplicable("test.yaml gives no ttl".into());
         }
@@ -329,11 +363,13 @@ fn state<'s>(
         attempts: 0,
         last_attempt: None,
         obligation: None,
+        acquires: Acquires::default(),
+        free: None,
     })
 }
 
 fn report(
-    lock: &str,
+    l: &LockState,
     o: &Obligation,
     start: u64,
     deadline: u64,
@@ -341,6 +377,7 @@ fn report(
     slack: u64,
     out: &mut Findings,
 ) {
+    let lock = l.name.as_str();
     let mut evidence = Evidence {
         lock: Some(lock.to_string()),
         indices: vec![o.index],
@@ -352,7 +389,9 @@ fn report(
         evidence.lease = lease.as_ref().map(ToString::to_string);
         evidence.token = *token;
     }
-    evidence.other.insert("reason".into(), json!(o.reason));
+    evidence
+        .other
+        .insert("reason".into(), json!(o.reason.to_string()));
     evidence.other.insert("ttl_ns".into(), json!(ttl));
     evidence
         .other
@@ -364,8 +403,19 @@ fn report(
         (ttl + slack) / 1_000_000,
         o.reason
     );
-    let obs = format!(
+    let mut obs = format!(
         "workers kept trying to acquire {lock} from t={start}ns to t={deadline}ns and none succeeded"
     );
+    if let Some(story) = last_acquire::story(l) {
+        obs = format!("{obs}; {story}");
+        evidence
+            .other
+            .insert("last_acquire".into(), json!(l.acquires.last.index));
+        if let Some(first) = l.acquires.first_after_hold() {
+            evidence
+                .other
+                .insert("first_acquire_after_hold".into(), json!(first.index));
+        }
+    }
     out.push(deadline, summary, evidence, diagnosis::stuck_lock(obs));
 }

@@ -40,12 +40,13 @@ fn an_unknown_system_lists_the_valid_ones() {
     assert_exit_3(&out, &["mongo", "expected one of"]);
     let out = fencecheck(&["cluster", "up", "memory"], None);
     assert_exit_3(&out, &["memory", "harness's process"]);
-    let out = fencecheck(&["run", "--provider", "postgres"], None);
+    // postgres is a lock provider too (advisory locks): an unknown one lists it.
+    let out = fencecheck(&["run", "--provider", "consul"], None);
     assert_exit_3(
         &out,
         &[
-            "postgres is a store for resources",
-            "etcd, zookeeper, redis, redlock, redis-sentinel, memory",
+            "consul",
+            "etcd, zookeeper, redis, redlock, redis-sentinel, postgres, memory",
         ],
     );
 }

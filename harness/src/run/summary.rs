@@ -107,6 +107,15 @@ mod tests {
         }
     }
 
+    fn verdict(valid: Validity, anomalies: Vec<Anomaly>) -> Verdict {
+        Verdict {
+            valid,
+            anomalies,
+            unknown_reasons: vec![],
+            stats: Default::default(),
+        }
+    }
+
     #[test]
     fn counts_kinds_shows_the_earliest_and_the_rerun_line_on_failure() {
         let v = Verdict {
@@ -130,12 +139,25 @@ mod tests {
         );
         assert!(text.contains("verdict: INVALID (exit 1)"));
         assert!(text.contains("re-run:  fencecheck run --seed 3"));
-        let ok = Verdict {
-            valid: Validity::Valid,
-            anomalies: vec![],
-            unknown_reasons: vec![],
-            stats: Default::default(),
-        };
+        let ok = verdict(Validity::Valid, vec![]);
         assert!(!render(&ok, Path::new("/r"), "x").contains("re-run"));
+    }
+
+    /// Issue 27: the observed `held-after-loss` is counted like the other kinds, not failing.
+    #[test]
+    fn held_after_loss_is_a_row_of_its_own_that_does_not_fail() {
+        let v = verdict(
+            Validity::Valid,
+            vec![
+                anomaly(AnomalyKind::HeldAfterLoss, 3_000_000_000, false),
+                anomaly(AnomalyKind::HeldAfterLoss, 4_000_000_000, false),
+            ],
+        );
+        let text = render(&v, Path::new("/r"), "x");
+        assert!(
+            text.contains("held-after-loss             2     3.000s  no"),
+            "{text}"
+        );
+        assert!(text.contains("verdict: VALID (exit 0)"), "{text}");
     }
 }

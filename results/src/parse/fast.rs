@@ -50,6 +50,7 @@ impl EventRef<'_> {
                 op_id: owned(e.op_id),
                 result: e.result,
                 highest_before: e.highest_before,
+                held: e.held,
             })
         })
     }
@@ -154,6 +155,7 @@ fn event_field(k: &str) -> Option<u32> {
         "highest_before" => 13,
         "error" => 14,
         "exception" => 15,
+        "held" => 16,
         _ => return None,
     })
 }
@@ -174,6 +176,7 @@ pub(super) fn fast_event(line: &str) -> Result<EventRef<'_>, Fallback> {
         op_id: None,
         result: None,
         highest_before: None,
+        held: None,
         int_value: None,
         targets: Vec::new(),
         error: None,
@@ -228,6 +231,13 @@ pub(super) fn fast_event(line: &str) -> Result<EventRef<'_>, Fallback> {
                 }
                 13 => e.highest_before = opt_u64(v)?,
                 14 => e.error = opt_str(v)?,
+                16 => {
+                    e.held = match v {
+                        Raw::Bool(b) => Some(b),
+                        Raw::Null => None,
+                        _ => return Err(Fallback),
+                    }
+                }
                 _ => {
                     e.exception = match v {
                         Raw::Bool(b) => b,

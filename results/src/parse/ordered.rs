@@ -202,6 +202,13 @@ pub(crate) fn event(line: &str) -> Option<EventRef<'_>> {
         None => None,
     };
     let highest_before = c.opt_u64(b",\"highest_before\":")?;
+    let held = if c.lit(b",\"held\":true") {
+        Some(true)
+    } else if c.lit(b",\"held\":false") {
+        Some(false)
+    } else {
+        None
+    };
     let error = c.opt_str(b",\"error\":")?;
     let exception = c.lit(b",\"exception\":true");
     c.end()?;
@@ -219,6 +226,7 @@ pub(crate) fn event(line: &str) -> Option<EventRef<'_>> {
         op_id,
         result,
         highest_before,
+        held,
         int_value,
         targets: Vec::new(),
         error,

@@ -163,3 +163,38 @@ fn lines_as_our_writers_serialize_them_take_the_ordered_path() {
     let line = serde_json::to_string(&r).unwrap();
     assert_eq!(super::ordered::resource(&line), Some(r.as_ref()), "{line}");
 }
+
+/// Issue 27: a keep-alive's `check` lines, as the writer serializes them and in other field
+/// orders, read the same by every path; `held` must be a boolean (or null).
+#[test]
+fn check_lines_read_the_same_on_every_path() {
+    let mut ask = Event::new(40, Process::Worker(3), OpType::Invoke, F::Check);
+    ask.lock = Some("l".into());
+    ask.owner = Some("worker-3".into());
+    ask.lease = Some("/l/n_0000000007".into());
+    ask.token = Some(4294967315);
+    let mut held = ask.clone();
+    (held.kind, held.held) = (OpType::Ok, Some(true));
+    let mut not_held = held.clone();
+    not_held.held = Some(false);
+    let mut unanswered = ask.clone();
+    (unanswered.kind, unanswered.error) = (OpType::Info, Some("timed out".into()));
+    for e in [&ask, &held, &not_held, &unanswered] {
+        let line = serde_json::to_string(e).unwrap();
+        let ordered = super::ordered::event(&line).expect("the writer's own order");
+        assert_eq!(ordered, e.as_ref(), "{line}");
+        assert_eq!(ordered.held, e.held);
+        agree(&line);
+    }
+    for line in [
+        r#"{"held":true,"index":1,"time":5,"process":2,"type":"ok","f":"check","lock":"l"}"#,
+        r#"{"index":1,"time":5,"process":2,"type":"ok","f":"check","held":null}"#,
+        r#"{"index":1,"time":5,"process":2,"type":"ok","f":"check","held":"yes"}"#,
+        r#"{"index":1,"time":5,"process":2,"type":"ok","f":"check","held":1}"#,
+        r#"{"index":1,"time":5,"process":2,"type":"ok","f":"check","held":true,"held":false}"#,
+    ] {
+        agree(line);
+    }
+    let line = r#"{"held":false,"index":1,"time":5,"process":2,"type":"ok","f":"check"}"#;
+    assert_eq!(EventRef::parse(line).unwrap().held, Some(false));
+}

@@ -8,7 +8,7 @@
 
 use super::link::{Broken, Launch, LeaseWatch, Link};
 use super::wire::{Capabilities, Init, Reply, ReplyType};
-use crate::client::{Client, Completion, Grant, NOT_OWNER};
+use crate::client::{checked_renewal, Client, Completion, Grant, NOT_OWNER};
 use crate::config::RecipeConfig;
 use futures::future::BoxFuture;
 use serde_json::json;
@@ -143,6 +143,22 @@ impl AdapterClient {
         }
     }
 
+    /// The adapter's `check`: whether the library says it still holds the lock.
+    async fn ask_check(&self) -> Completion<bool> {
+        match self.call(json!({"op": "check"}), self.cfg.op_timeout).await {
+            Completion::Ok(r) if r.kind == ReplyType::Ok => match r.held {
+                Some(held) => Completion::Ok(held),
+                None => Completion::exception(format!(
+                    "adapter {} answered check without held",
+                    self.name
+                )),
+            },
+            Completion::Ok(r) => self.not_ok(&r),
+            Completion::Fail(e) => Completion::Fail(e),
+            Completion::Info(e) => Completion::Info(e),
+        }
+    }
+
     async fn kill(&self) {
         *self.link.lock().await = None;
     }
@@ -251,25 +267,18 @@ impl Client for AdapterClient {
                 };
             }
             if caps.check {
-                return match self.call(json!({"op": "check"}), self.cfg.op_timeout).await {
-                    Completion::Ok(r) if r.kind == ReplyType::Ok => match r.held {
-                        Some(true) => Completion::Ok(self.cfg.ttl),
-                        Some(false) => {
-                            Completion::fail("the library says it no longer holds the lock")
-                        }
-                        None => Completion::exception(format!(
-                            "adapter {} answered check without held",
-                            self.name
-                        )),
-                    },
-                    Completion::Ok(r) => self.not_ok(&r),
-                    Completion::Fail(e) => Completion::Fail(e),
-                    Completion::Info(e) => Completion::Info(e),
-                };
+                return checked_renewal(self.ask_check().await, self.cfg.ttl);
             }
             // The library keeps its own session or lease alive and has not reported it lost.
             Completion::Ok(self.cfg.ttl)
         })
+    }
+
+    fn check<'a>(&'a self, _grant: &'a Grant) -> Option<BoxFuture<'a, Completion<bool>>> {
+        let caps = self.described.capabilities;
+        // A loss the library already reported is answered by `renew` without asking.
+        let lost = self.watch.lost_count() > self.lost_at_grant.load(Ordering::SeqCst);
+        (caps.check && !caps.renew && !lost).then(|| Box::pin(self.ask_check()) as BoxFuture<'a, _>)
     }
 
     fn release<'a>(&'a self, _grant: &'a Grant) -> BoxFuture<'a, Completion<()>> {

@@ -2,7 +2,9 @@
 //! any [`Client`] (in practice the in-process memory lock service). It exists so a plain
 //! `cargo test` runs the whole pipeline through the protocol — the worker's adapter client, its
 //! reader, its deadlines, the history — with no container and no other language. It reports the
-//! lock service's own token, as a library with a fence token would.
+//! lock service's own token, as a library with a fence token would. [`InProcessAdapter::checking`]
+//! keeps the lock alive itself and offers `check` instead of `renew` (as kazoo and Curator do),
+//! answering whether the service still has the hold.
 
 use super::link::{Launch, Launched};
 use crate::client::{Client, Completion, Grant, NOT_OWNER};
@@ -13,6 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 /// Serves the protocol for one lock client; every launch is a fresh adapter (no hold carried over).
 pub struct InProcessAdapter {
     make: Arc<dyn Fn() -> Arc<dyn Client> + Send + Sync>,
+    checks: bool,
 }
 
 impl InProcessAdapter {
@@ -20,6 +23,15 @@ impl InProcessAdapter {
     pub fn new(make: impl Fn() -> Arc<dyn Client> + Send + Sync + 'static) -> Self {
         InProcessAdapter {
             make: Arc::new(make),
+            checks: false,
+        }
+    }
+
+    /// An adapter with `check` and no `renew`: its library keeps the lease alive on its own.
+    pub fn checking(make: impl Fn() -> Arc<dyn Client> + Send + Sync + 'static) -> Self {
+        InProcessAdapter {
+            checks: true,
+            ..InProcessAdapter::new(make)
         }
     }
 }
@@ -29,7 +41,7 @@ impl Launch for InProcessAdapter {
         let (worker_end, adapter_end) = tokio::io::duplex(64 * 1024);
         let (rd, wr) = tokio::io::split(worker_end);
         let client = (self.make)();
-        tokio::spawn(serve(client, adapter_end));
+        tokio::spawn(serve(client, adapter_end, self.checks));
         Ok(Launched {
             input: Box::new(wr),
             output: Box::new(rd),
@@ -39,7 +51,7 @@ impl Launch for InProcessAdapter {
 }
 
 /// The adapter's loop: one request at a time, like a real adapter's main loop.
-async fn serve(client: Arc<dyn Client>, stream: tokio::io::DuplexStream) {
+async fn serve(client: Arc<dyn Client>, stream: tokio::io::DuplexStream, checks: bool) {
     let (rd, mut wr) = tokio::io::split(stream);
     let mut lines = BufReader::new(rd).lines();
     let mut lock = String::new();
@@ -55,7 +67,7 @@ async fn serve(client: Arc<dyn Client>, stream: tokio::io::DuplexStream) {
                 json!({"id": id, "type": "ok", "library": "fencecheck-in-process",
                        "version": env!("CARGO_PKG_VERSION"),
                        "token": "the in-process lock service's token",
-                       "capabilities": ["release", "renew"]})
+                       "capabilities": if checks { ["release", "check"] } else { ["release", "renew"] }})
             }
             "acquire" => match client.acquire(&lock).await {
                 Completion::Ok(g) => {
@@ -71,6 +83,15 @@ async fn serve(client: Arc<dyn Client>, stream: tokio::io::DuplexStream) {
                     Completion::Ok(d) => {
                         json!({"id": id, "type": "ok", "valid_ms": d.as_millis() as u64})
                     }
+                    other => not_ok(id, other),
+                },
+            },
+            // The library's own keep-alive is the renewal; the answer says whether it held.
+            "check" if checks => match &held {
+                None => json!({"id": id, "type": "ok", "held": false}),
+                Some(g) => match client.renew(g).await {
+                    Completion::Ok(_) => json!({"id": id, "type": "ok", "held": true}),
+                    Completion::Fail(_) => json!({"id": id, "type": "ok", "held": false}),
                     other => not_ok(id, other),
                 },
             },

@@ -1,5 +1,6 @@
 //! One connection to a worker. A reader task takes every line the worker sends: `lease-lost`
-//! notices go straight into the history (so they land before the reply that follows them),
+//! notices and keep-alive checks go straight into the history (so they land before the reply
+//! that follows them),
 //! replies go to the caller. The end of the stream means the worker died.
 
 use super::Recorder;
@@ -151,6 +152,29 @@ async fn read_loop<R: tokio::io::AsyncBufRead + Unpin>(
                 e.error = Some(why);
                 if let Err(err) = recorder.record(e) {
                     tracing::error!("cannot record lease-lost: {err}");
+                }
+                continue;
+            }
+            Ok(Some(Message::Check {
+                process,
+                lock,
+                owner,
+                lease,
+                token,
+                asked,
+                answered,
+                outcome,
+            })) => {
+                let mut e = recorder.event(process, OpType::Invoke, F::Check);
+                (e.lock, e.owner, e.lease, e.token) = (Some(lock), Some(owner), Some(lease), token);
+                e.time = asked;
+                let mut done = e.clone();
+                (done.time, done.kind, done.held) = (answered, outcome.kind, outcome.held);
+                (done.error, done.exception) = (outcome.error, outcome.exception);
+                for e in [e, done] {
+                    if let Err(err) = recorder.record_stamped(e) {
+                        tracing::error!("cannot record a check: {err}");
+                    }
                 }
                 continue;
             }

@@ -43,4 +43,11 @@ impl Recorder {
         event.time = self.clock.now();
         self.history.record(event)
     }
+
+    /// Appends `event` with the time it carries: a worker's keep-alive check, stamped in the
+    /// worker when it asked and when it heard (docs/design.md, "history.jsonl": such lines
+    /// reach the file when the worker next speaks, so their times may precede lines above).
+    pub fn record_stamped(&self, event: Event) -> Result<u64, JsonlError> {
+        self.history.record(event)
+    }
 }

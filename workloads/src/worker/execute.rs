@@ -6,7 +6,7 @@ use crate::client::{within, Client, Completion, NOT_OWNER};
 use crate::config::{Discipline, RecipeConfig};
 use crate::counter_guard::Counter;
 use crate::fenced_write::{ResourceWriter, WriteRequest};
-use crate::ownership::{LostNotice, Tracker, WriteGate};
+use crate::ownership::{Notice, Notices, Tracker, WriteGate};
 use crate::protocol::{Op, Outcome};
 use results::{OpResult, OpType};
 use std::sync::Arc;
@@ -26,8 +26,8 @@ pub struct Worker {
     counter: Option<Arc<dyn Counter>>,
     /// In process only: the gate a pause closes (a container worker is stopped by the kernel).
     freeze: Option<super::Freeze>,
-    notices_tx: mpsc::UnboundedSender<LostNotice>,
-    pub(crate) notices: mpsc::UnboundedReceiver<LostNotice>,
+    notices_tx: Notices,
+    pub(crate) notices: mpsc::UnboundedReceiver<Notice>,
 }
 
 impl std::fmt::Debug for Worker {
@@ -47,7 +47,11 @@ impl Worker {
         cfg: RecipeConfig,
         discipline: Discipline,
     ) -> Self {
-        let (notices_tx, notices) = mpsc::unbounded_channel();
+        let (tx, notices) = mpsc::unbounded_channel();
+        let notices_tx = Notices {
+            tx,
+            clock: results::RunClock::start(),
+        };
         Worker {
             name: name.into(),
             client,
@@ -66,6 +70,13 @@ impl Worker {
     /// Gives the worker the counter store its `increment` and `read` operations use.
     pub fn with_counter(mut self, counter: Arc<dyn Counter>) -> Self {
         self.counter = Some(counter);
+        self
+    }
+
+    /// Stamps what the worker records itself (its keep-alive's checks) on the run's clock
+    /// (without it, on a clock started with the worker).
+    pub fn with_clock(mut self, clock: results::RunClock) -> Self {
+        self.notices_tx.clock = clock;
         self
     }
 

@@ -202,7 +202,11 @@ impl WorkerLaunch {
             self.config.clone(),
             self.discipline,
         )
-        .with_client_label(label);
+        .with_client_label(label)
+        .with_clock(
+            self.clock_start
+                .map_or_else(results::RunClock::start, results::RunClock::from_start),
+        );
         let store = self.counter_store.as_deref().unwrap_or("in process");
         if let Some(counter) = place
             .counter(self)

@@ -1,6 +1,7 @@
 //! The `fencecheck worker` process: one lock client, serving the control protocol on a port.
 //! It executes one request at a time against its recipe, pushes `lease-lost` notices as its
-//! ownership tracker raises them (always before the reply they precede), and writes through the
+//! ownership tracker raises them (always before the reply they precede) and its keep-alive's
+//! checks with their answers (stamped in the worker), and writes through the
 //! resource client. The same connection loop serves a TCP socket or, in tests, an in-process
 //! duplex pipe, so the pipeline test runs exactly the code the containers run. A worker is
 //! made from its [`WorkerLaunch`] (one value, built once from the plan) wherever it runs.
@@ -16,7 +17,10 @@ pub use freeze::Freeze;
 pub use launch::{AdapterLaunch, ClientLaunch, LaunchError, Place, WorkerLaunch};
 pub use network_place::NetworkPlace;
 
-use crate::protocol::{read_line, write_line, Message, ProtocolError, Request};
+use crate::client::Completion;
+use crate::ownership::Notice;
+use crate::protocol::{read_line, write_line, Message, Outcome, ProtocolError, Request};
+use results::OpType;
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -75,7 +79,7 @@ where
             biased;
             Some(n) = worker.notices.recv() => {
                 thawed().await;
-                write_line(&mut wr, &lost(n)).await?
+                write_line(&mut wr, &notice(n)).await?
             }
             req = requests.recv() => match req {
                 None => break Ok(()),
@@ -86,7 +90,7 @@ where
                     let outcome = worker.execute(req.op).await;
                     thawed().await;
                     while let Ok(n) = worker.notices.try_recv() {
-                        write_line(&mut wr, &lost(n)).await?;
+                        write_line(&mut wr, &notice(n)).await?;
                     }
                     write_line(&mut wr, &Message::Reply { id: req.id, outcome }).await?;
                 }
@@ -124,13 +128,32 @@ pub fn spawn_killable(mut worker: Worker) -> (tokio::io::DuplexStream, tokio::ta
     (driver_end, task.abort_handle())
 }
 
-fn lost(n: crate::ownership::LostNotice) -> Message {
-    Message::LeaseLost {
-        process: n.process,
-        lock: n.hold.lock,
-        owner: n.hold.owner,
-        lease: n.hold.lease,
-        token: n.hold.token,
-        why: n.why,
+fn notice(n: Notice) -> Message {
+    match n {
+        Notice::Lost(n) => Message::LeaseLost {
+            process: n.process,
+            lock: n.hold.lock,
+            owner: n.hold.owner,
+            lease: n.hold.lease,
+            token: n.hold.token,
+            why: n.why,
+        },
+        Notice::Checked(c) => Message::Check {
+            process: c.process,
+            lock: c.hold.lock,
+            owner: c.hold.owner,
+            lease: c.hold.lease,
+            token: c.hold.token,
+            asked: c.asked,
+            answered: c.answered,
+            outcome: match c.answer {
+                Completion::Ok(held) => Outcome {
+                    held: Some(held),
+                    ..Outcome::bare(OpType::Ok)
+                },
+                Completion::Fail(e) => Outcome::with_error(OpType::Fail, e),
+                Completion::Info(e) => Outcome::with_error(OpType::Info, e),
+            },
+        },
     }
 }

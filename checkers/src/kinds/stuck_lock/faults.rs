@@ -40,6 +40,9 @@ impl StuckLock {
                     o.start = None;
                     o.tried_early = false;
                 }
+                if let Some(free) = &mut l.free {
+                    free.start = None;
+                }
             }
             self.next_deadline = None;
         }
@@ -87,7 +90,8 @@ impl StuckLock {
                     reason: format!(
                         "the nemesis healed every fault of the lock service ({}) at index {}",
                         e.f, e.index
-                    ),
+                    )
+                    .into(),
                     index: e.index,
                     time: e.time,
                     holder: None,
@@ -100,6 +104,9 @@ impl StuckLock {
             if let Some(o) = &mut l.obligation {
                 o.start = Some(e.time);
                 o.tried_early = tried;
+            }
+            if let Some(free) = &mut l.free {
+                free.start = Some(e.time);
             }
         }
         self.recompute_deadline();

@@ -1,0 +1,217 @@
+//! Specifications of issue 27, verdicts 3 and 4: why a holder lost its lock, as the history
+//! tells (after a fault, or with nothing that stopped it for a whole lease: its renewal
+//! failed), and a lock client that still answers `held` after another was granted the lock
+//! (`held-after-loss`, observed).
+
+mod common;
+use checkers::testkit::*;
+use common::*;
+use results::{AnomalyKind::*, Event, Validity};
+
+const TTL_MS: u64 = 2_000;
+
+fn acquire(p: u32, lease: &str, token: Option<u64>, at: u64) -> [Event; 2] {
+    let mut ok = ok(p, Acquire)
+        .lock("l")
+        .lease(lease)
+        .owner(&format!("w{p}"))
+        .at_ms(at + 1);
+    ok.token = token;
+    [invoke(p, Acquire).lock("l").at_ms(at), ok]
+}
+
+fn check(p: u32, lease: &str, held: bool, at: u64) -> [Event; 2] {
+    [
+        invoke(p, Check).lock("l").lease(lease).at_ms(at),
+        ok(p, Check).lock("l").lease(lease).held(held).at_ms(at + 1),
+    ]
+}
+
+fn judged(events: Vec<Event>) -> results::Verdict {
+    with_ttl(&history(events), &[], TTL_MS, 1_000)
+}
+
+/// Issue 27, verdict 3: w1 held the lock for 5 s and nothing (no fault at all) stopped it or
+/// the service; w2 was granted the lock: w1's lease lapsed because its renewal failed.
+#[test]
+fn a_lock_taken_from_a_holder_nothing_stopped_for_a_lease_says_its_renewal_failed() {
+    let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
+    events.extend(acquire(2, "L2", Some(2), 5_000));
+    let v = judged(events);
+    let ch = only(&v, ConcurrentHolders);
+    assert_eq!(ch.len(), 1, "{:#?}", v.anomalies);
+    assert_eq!(ch[0].evidence.other["cause"], "none");
+    let d = &ch[0].diagnosis;
+    assert!(
+        d.likely_boundary.contains(
+            "the lease lapsed while nothing stopped the holder or the service: its renewal failed"
+        ),
+        "{d:#?}"
+    );
+    assert!(d
+        .observation
+        .contains("no fault touched process 1's worker or the lock service"));
+    assert_eq!(v.valid, Validity::Valid, "observed, like before");
+}
+
+/// Issue 27, verdict 3: after a pause of the holder the diagnosis is the literature's (a lease
+/// is not a mutex), naming the pause; a fault of the service within the lease, or a holder
+/// younger than a lease, is not "without a cause" either.
+#[test]
+fn a_lock_taken_after_a_pause_or_a_service_fault_keeps_the_pause_diagnosis() {
+    let pause = |target: &str, from: u64, to: u64| {
+        [
+            start("pause-holder").targets(&[target]).at_ms(from),
+            stop("pause-holder").targets(&[target]).at_ms(to),
+        ]
+    };
+    let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
+    events.extend(pause("w1", 100, 4_100));
+    events.extend(acquire(2, "L2", Some(2), 5_000));
+    let v = judged(events);
+    let ch = only(&v, ConcurrentHolders);
+    assert_eq!(ch.len(), 1, "{:#?}", v.anomalies);
+    assert_eq!(ch[0].evidence.other["cause"], "pause-holder");
+    assert!(ch[0]
+        .diagnosis
+        .likely_boundary
+        .contains("a lease is not a mutex"));
+    assert!(!ch[0].diagnosis.likely_boundary.contains("renewal failed"));
+    assert!(ch[0].diagnosis.observation.contains("pause-holder"));
+    // A pause of another worker is no cause of w1's loss.
+    let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
+    events.extend(pause("w3", 100, 4_100));
+    events.extend(acquire(2, "L2", Some(2), 5_000));
+    let v = judged(events);
+    assert_eq!(
+        only(&v, ConcurrentHolders)[0].evidence.other["cause"],
+        "none"
+    );
+    // A clock jump on the service within the lease before the grant is a cause.
+    let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
+    events.push(start("clock-jump").targets(&["redis-1"]).at_ms(4_000));
+    events.push(stop("clock-jump").targets(&["redis-1"]).at_ms(4_500));
+    events.extend(acquire(2, "L2", Some(2), 5_000));
+    let v = judged(events);
+    let ch = only(&v, ConcurrentHolders);
+    assert_eq!(ch[0].evidence.other["cause"], "clock-jump");
+    assert!(!ch[0].diagnosis.likely_boundary.contains("renewal failed"));
+    // A hold younger than a lease: its lease need not have been renewed yet.
+    let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
+    events.extend(acquire(2, "L2", Some(2), 1_000));
+    let v = judged(events);
+    let ch = only(&v, ConcurrentHolders);
+    assert!(!ch[0].evidence.other.contains_key("cause"));
+    assert!(!ch[0].diagnosis.likely_boundary.contains("renewal failed"));
+    // Without a ttl nothing can be said about a whole lease.
+    let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
+    events.extend(acquire(2, "L2", Some(2), 5_000));
+    let v = verdict(&history(events), &[]);
+    assert!(!only(&v, ConcurrentHolders)[0]
+        .diagnosis
+        .likely_boundary
+        .contains("renewal failed"));
+}
+
+/// Issue 27, verdict 4: w1's keep-alive asked its library after w2 was granted the lock (w2's
+/// acquire sent after w1's grant), and the library said held: `held-after-loss`, observed.
+#[test]
+fn a_check_answered_held_after_another_was_granted_is_held_after_loss() {
+    let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
+    events.extend(check(1, "L1", true, 1_000));
+    events.extend(acquire(2, "L2", Some(2), 3_000));
+    events.extend(check(1, "L1", true, 3_500));
+    events.extend(check(1, "L1", true, 4_500));
+    let v = judged(events);
+    let hal = only(&v, HeldAfterLoss);
+    assert_eq!(hal.len(), 1, "once per acquisition: {:#?}", v.anomalies);
+    let e = &hal[0].evidence;
+    assert_eq!(e.lease.as_deref(), Some("L1"));
+    assert_eq!(e.other["holder_lease"], "L2");
+    assert_eq!(e.indices, vec![1, 5, 6, 7]);
+    assert_eq!(hal[0].at, Some(3_500 * 1_000_000));
+    assert!(!hal[0].fails);
+    assert!(hal[0]
+        .diagnosis
+        .likely_boundary
+        .contains("still answers held"));
+    assert_eq!(status(&v, HeldAfterLoss), "checked");
+    assert_eq!(kinds(&v), vec![ConcurrentHolders, HeldAfterLoss]);
+    assert_eq!(v.valid, Validity::Valid, "observed by default");
+    // A test whose fail_on names it fails on it.
+    let cfg = checkers::CheckConfig {
+        fail_on: vec![HeldAfterLoss],
+        ..checkers::CheckConfig::default()
+    };
+    let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
+    events.extend(acquire(2, "L2", Some(2), 3_000));
+    events.extend(check(1, "L1", true, 3_500));
+    let v = checkers::check(&history(events), Some(&[]), &cfg);
+    assert_eq!(v.valid, Validity::Invalid);
+}
+
+/// Issue 27, verdict 4: nothing is claimed where the loss is not certain: a check sent before
+/// the other grant completed, an answer of not held, a grant whose acquire was invoked before
+/// the holder's own grant (it may have come first), an older token heard late.
+#[test]
+fn a_held_answer_before_a_certain_loss_is_no_held_after_loss() {
+    // Asked before w2's grant completed (answered after it).
+    let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
+    events.push(invoke(1, Check).lock("l").lease("L1").at_ms(2_999));
+    events.extend(acquire(2, "L2", Some(2), 3_000));
+    events.push(ok(1, Check).lock("l").lease("L1").held(true).at_ms(3_002));
+    let v = judged(events);
+    assert!(only(&v, HeldAfterLoss).is_empty(), "{:#?}", v.anomalies);
+    // Answered not held.
+    let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
+    events.extend(acquire(2, "L2", Some(2), 3_000));
+    events.extend(check(1, "L1", false, 3_500));
+    assert!(only(&judged(events), HeldAfterLoss).is_empty());
+    // w2's acquire was invoked before w1's grant: grant order cannot say who was first.
+    let events = vec![
+        invoke(2, Acquire).lock("l").at_ms(0),
+        invoke(1, Acquire).lock("l").at_ms(1),
+        ok(1, Acquire).lock("l").lease("L1").owner("w1").at_ms(2),
+        ok(2, Acquire)
+            .lock("l")
+            .lease("L2")
+            .owner("w2")
+            .at_ms(3_000),
+        invoke(1, Check).lock("l").lease("L1").at_ms(3_500),
+        ok(1, Check).lock("l").lease("L1").held(true).at_ms(3_501),
+    ];
+    assert!(only(&judged(events), HeldAfterLoss).is_empty());
+    // w2's token is older than w1's: its grant, heard late, superseded nothing of w1's.
+    let mut events: Vec<Event> = acquire(1, "L1", Some(5), 0).into();
+    events.extend(acquire(2, "L2", Some(3), 3_000));
+    events.extend(check(1, "L1", true, 3_500));
+    assert!(only(&judged(events), HeldAfterLoss).is_empty());
+    // Without any check line the kind has nothing to judge.
+    let v = judged(acquire(1, "L1", Some(1), 0).into());
+    assert_eq!(status(&v, HeldAfterLoss), "not applicable");
+}
+
+/// A `check` is the keep-alive's question beside the process's own operations: whatever it is
+/// answered (`info` included), it ends no hold and retires nobody (docs/design.md, "Holds").
+#[test]
+fn check_lines_change_no_hold() {
+    let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
+    events.push(invoke(1, Check).lock("l").lease("L1").at_ms(100));
+    events.push(info(1, Check).lock("l").lease("L1").at_ms(200));
+    events.extend(check(1, "L1", false, 300));
+    let with = history(events.clone());
+    let without = history(events.into_iter().filter(|e| e.f != Check));
+    let spans = |h: &[Event]| {
+        checkers::fold::hold_spans(h)
+            .into_iter()
+            .map(|s| (s.hold.lease().map(str::to_string), s.ended_by))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(spans(&with), spans(&without));
+    // And a second acquisition while it is open is still two holders at once.
+    let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
+    events.push(invoke(1, Check).lock("l").lease("L1").at_ms(100));
+    events.push(info(1, Check).lock("l").lease("L1").at_ms(200));
+    events.extend(acquire(2, "L2", Some(2), 300));
+    assert_eq!(kinds(&judged(events)), vec![ConcurrentHolders]);
+}
