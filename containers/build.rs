@@ -1,11 +1,47 @@
-//! Compiles the shipped client adapters (`../adapters`, minus what its `.dockerignore` names)
-//! into the binary, so the client image can be built from any directory and its tag is a hash
-//! of exactly what goes into it.
+//! Compiles into the binary what the harness writes out for containers: the shipped client
+//! adapters (`../adapters`, minus what its `.dockerignore` names), so the client image can be
+//! built from any directory and its tag is a hash of exactly what goes into it; and the fake
+//! clock's preload shim (`shim/monotonic_sleep.c`, see `src/control/clock.rs`), built by the
+//! system's C compiler (the one every Rust toolchain links with): host and node image are both
+//! Debian bookworm on x86_64, so a library built here loads there.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 fn main() {
+    adapter_files();
+    monotonic_sleep_shim();
+}
+
+/// `$OUT_DIR/monotonic_sleep.so`, from `shim/monotonic_sleep.c` (`$CC`, else `cc`).
+fn monotonic_sleep_shim() {
+    let source =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("shim/monotonic_sleep.c");
+    println!("cargo:rerun-if-changed={}", source.display());
+    println!("cargo:rerun-if-env-changed=CC");
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("monotonic_sleep.so");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let status = std::process::Command::new(&cc)
+        .args([
+            "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-o",
+        ])
+        .arg(&out)
+        .arg(&source)
+        .status()
+        .unwrap_or_else(|e| {
+            panic!(
+                "running the C compiler `{cc}` for {}: {e}",
+                source.display()
+            )
+        });
+    assert!(
+        status.success(),
+        "`{cc}` could not build {} ({status})",
+        source.display()
+    );
+}
+
+fn adapter_files() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../adapters");
     println!("cargo:rerun-if-changed={}", root.display());
     let ignore = std::fs::read_to_string(root.join(".dockerignore")).unwrap_or_default();

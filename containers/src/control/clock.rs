@@ -4,6 +4,14 @@
 //! stay real (`FAKETIME_DONT_FAKE_MONOTONIC`). Only the server's command carries the variables,
 //! not the container's environment, so `docker exec` probes keep the real time.
 //!
+//! Before libfaketime each such process preloads a shim from the same directory
+//! (`shim/monotonic_sleep.c`, compiled into this binary by the build script): Debian bookworm's
+//! libfaketime 0.9.10 fails every `clock_nanosleep` to an absolute CLOCK_MONOTONIC deadline
+//! with EINVAL when the monotonic clock is kept real (libfaketime issue #426), which is how
+//! Python 3.11's `time.sleep()` sleeps. The shim passes exactly those calls to the kernel
+//! unchanged and every other call to libfaketime, so the wall clock a program reads is still
+//! the fault's and its monotonic sleeps work again.
+//!
 //! A jump writes one offset. A fast clock is the offset stepped every [`TICK`] by
 //! `(factor - 1) × TICK`: continuous from the fault's start, whatever libfaketime's own rate
 //! option counts from. Every write is a rename, so a server never reads half a file.
@@ -26,6 +34,10 @@ pub const CLOCK_FILE: &str = "faketime";
 /// malloc first keeps jemalloc out of libfaketime's way (seen on bookworm's redis 7.0).
 pub const PRELOAD: &str = "/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0 \
                            /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+/// The shim that undoes libfaketime 0.9.10's absolute monotonic sleeps, in the clock directory;
+/// first in `LD_PRELOAD`, so its `clock_nanosleep` is found before libfaketime's.
+pub const SHIM_FILE: &str = "monotonic_sleep.so";
+const SHIM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/monotonic_sleep.so"));
 /// How often a fast clock's offset steps.
 pub const TICK: Duration = Duration::from_millis(100);
 
@@ -33,7 +45,7 @@ pub const TICK: Duration = Duration::from_millis(100);
 pub fn faked_command(cmd: &[String]) -> Vec<String> {
     let mut out: Vec<String> = vec![
         "env".into(),
-        format!("LD_PRELOAD={PRELOAD}"),
+        format!("LD_PRELOAD={CLOCK_DIR_IN_CONTAINER}/{SHIM_FILE} {PRELOAD}"),
         format!("FAKETIME_TIMESTAMP_FILE={CLOCK_DIR_IN_CONTAINER}/{CLOCK_FILE}"),
         "FAKETIME_NO_CACHE=1".into(),
         "FAKETIME_DONT_FAKE_MONOTONIC=1".into(),
@@ -62,6 +74,10 @@ pub fn fake(spec: &mut ContainerSpec, host_dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(host_dir, std::fs::Permissions::from_mode(0o755))?;
     write_offset(host_dir, 0.0)?;
+    // By rename: a process of a restarted container may still have the old file mapped.
+    let tmp = host_dir.join(format!(".{SHIM_FILE}.tmp"));
+    std::fs::write(&tmp, SHIM)?;
+    std::fs::rename(&tmp, host_dir.join(SHIM_FILE))?;
     // Docker takes a relative path for a volume name: bind the absolute one.
     let host_dir = std::fs::canonicalize(host_dir)?;
     spec.cmd = faked_command(&spec.cmd);
@@ -176,9 +192,20 @@ mod tests {
     fn the_server_command_is_wrapped_and_the_offset_written_whole() {
         let cmd = faked_command(&["redis-server".into(), "--port".into(), "6379".into()]);
         assert_eq!(cmd[0], "env");
-        assert!(cmd
+        let preload = cmd
             .iter()
-            .any(|w| w.starts_with("LD_PRELOAD=") && w.contains("libfaketimeMT")));
+            .find_map(|w| w.strip_prefix("LD_PRELOAD="))
+            .expect("a preload");
+        let libs: Vec<&str> = preload.split(' ').collect();
+        assert_eq!(
+            libs.first(),
+            Some(&"/fencecheck-clock/monotonic_sleep.so"),
+            "the shim comes before libfaketime: {preload}"
+        );
+        assert!(
+            libs.last().unwrap().ends_with("libfaketimeMT.so.1"),
+            "{preload}"
+        );
         assert_eq!(&cmd[cmd.len() - 3..], ["redis-server", "--port", "6379"]);
         assert_eq!(offset_text(10.0), "+10.000\n");
         assert_eq!(offset_text(-0.25), "-0.250\n");
@@ -191,6 +218,8 @@ mod tests {
         let mut spec = ContainerSpec::new("redis-1", ["redis-server"]);
         fake(&mut spec, &clocks.dir("redis-1")).unwrap();
         assert!(spec.binds.iter().any(|b| b.1 == CLOCK_DIR_IN_CONTAINER));
+        let shim = std::fs::read(clocks.dir("redis-1").join(SHIM_FILE)).unwrap();
+        assert!(shim.starts_with(b"\x7fELF"), "the shim is a shared object");
         let read = || std::fs::read_to_string(clocks.dir("redis-1").join(CLOCK_FILE)).unwrap();
         assert_eq!(read(), "+0.000\n");
         clocks

@@ -4,6 +4,7 @@
 mod support;
 
 mod adapter_memory;
+mod client_clock;
 mod counter;
 mod matrix_memory;
 mod memory;

@@ -117,3 +117,38 @@ fn a_wrong_expectation_exits_1_naming_the_step_and_why() {
     );
     assert!(labelled_containers("replay-t-replay-wrong-redis").is_empty());
 }
+
+/// Issue 27: a worker step's fault the run would refuse (a client clock step on a Go client,
+/// which libfaketime cannot reach; slow-reply on Sentinel, whose clients pass the link proxy)
+/// is refused before anything starts, naming its line.
+#[test]
+fn a_worker_fault_the_provider_or_client_cannot_take_is_refused_with_its_line() {
+    for (name, text, says) in [
+        (
+            "t-replay-go-clock",
+            STALE
+                .replace("providers: [redis]\n", "client: etcd-concurrency\n")
+                .replace("ttl: 1s", "ttl: 2s")
+                .replace("  - A: pause\n", "  - A: client-clock-jump 10s\n"),
+            "line 8: a client clock step cannot act on client etcd-concurrency: its lock client is a Go program",
+        ),
+        (
+            "t-replay-sentinel-slow",
+            STALE
+                .replace("providers: [redis]", "providers: [redis-sentinel]")
+                .replace("  - A: pause\n", "  - A: slow-reply\n"),
+            "line 8: slow-reply cannot act on redis-sentinel",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (out, file) = replay(dir.path(), name, &text);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{name}: {stderr}");
+        assert!(stderr.contains(&file), "{name}: {stderr}");
+        assert!(stderr.contains(says), "{name}: {stderr}");
+        assert!(
+            !dir.path().join("runs").exists(),
+            "{name}: a run directory was created"
+        );
+    }
+}

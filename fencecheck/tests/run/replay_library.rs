@@ -89,3 +89,15 @@ fn a_crashed_holders_lock_comes_back_after_its_lease() {
 fn a_holder_cut_from_the_lock_service_is_stopped_by_the_fence() {
     replays("isolated-holder", &["etcd", "zookeeper", "redis"]);
 }
+
+#[test]
+fn a_lock_whose_acquirer_died_mid_acquire_is_granted_after_its_lease() {
+    replays("kill-acquiring", &["etcd", "zookeeper", "redis"]);
+}
+
+#[test]
+fn redis_py_keeps_its_lock_through_its_own_wall_clock_jumping_both_ways() {
+    replays("client-clock-jump", &["redis (redis-py)"]);
+    // A replay with a library is named after it.
+    assert!(labelled_containers("replay-client-clock-jump-redis-py").is_empty());
+}

@@ -2,15 +2,13 @@
 //! `pause-acquiring` freezes a worker whose acquire is in flight (its start line falls between
 //! that acquire's invoke and its completion in the history); `stall-service` freezes every etcd
 //! member for a drawn length shorter than the lease, during which nobody else is granted the
-//! lock; `client-clock-jump` moves the wall clock the worker's lock client reads and not the
-//! server's. Each run leaves nothing behind. The assertions read the history, not the timing,
+//! lock (the client clock faults: `client_clock.rs`). Each run leaves nothing behind. The assertions read the history, not the timing,
 //! so a loaded machine changes how often a fault lands in its moment, never what it claims.
 
 use crate::support::infra::{fresh_root, labelled_containers, run_config};
 use results::{Event, OpType, Process, F};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn history(run: &Path) -> Vec<Event> {
     std::fs::read_to_string(run.join("history.jsonl"))
@@ -191,132 +189,4 @@ fn ends_hold(e: &Event) -> bool {
     (e.f == F::Release && e.kind == OpType::Invoke)
         || e.kind == OpType::Info
         || matches!(e.f, F::LeaseLost | F::Exit)
-}
-
-/// The wall clock a process with the worker's own environment reads, and the Redis server's,
-/// in seconds since the epoch, and the host's between them.
-fn clocks(worker: &str, server: &str) -> (f64, f64, f64) {
-    let read = |args: &[&str]| {
-        let out = Command::new("docker")
-            .args(args)
-            .output()
-            .expect("docker exec");
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).to_string()
-    };
-    let worker = read(&[
-        "exec",
-        worker,
-        "bash",
-        "-c",
-        r#"mapfile -d '' e < /proc/1/environ; exec env "${e[@]}" date +%s.%N"#,
-    ]);
-    let host = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_secs_f64();
-    let server = read(&["exec", server, "redis-cli", "TIME"]);
-    let secs: f64 = server
-        .lines()
-        .next()
-        .and_then(|l| l.trim().parse().ok())
-        .expect("TIME");
-    (worker.trim().parse().expect("date +%s.%N"), host, secs)
-}
-
-fn container_ending(run_id: &str, short: &str) -> String {
-    let out = Command::new("docker")
-        .args(["ps", "--format", "{{.Names}}", "--filter"])
-        .arg(format!("label=fencecheck.run={run_id}"))
-        .output()
-        .expect("docker ps");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find(|n| n.ends_with(&format!("-{short}")))
-        .unwrap_or_else(|| panic!("no container {short} of run {run_id}"))
-        .to_string()
-}
-
-#[test]
-fn client_clock_jump_moves_the_lock_client_s_wall_clock_and_not_the_server_s() {
-    use harness::run::deploy::{after_prefix, checkout_prefix};
-    let root = fresh_root("run", "client-clock");
-    let config = root.join("test.yaml");
-    std::fs::write(
-        &config,
-        "name: t-client-clock\nrecipe: redis-lock\ntime_limit: 12s\nnemesis_timeline:\n  \
-         - at 2s start client-clock-jump for 6s pick 0\n",
-    )
-    .expect("test.yaml");
-    let mut run = Command::new(env!("CARGO_BIN_EXE_fencecheck"))
-        .args(["run", "--quiet", "--config"])
-        .arg(&config)
-        .arg("--runs")
-        .arg(root.join("runs"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("fencecheck runs");
-    let run_id = after_prefix(&checkout_prefix(), "t-client-clock");
-    // Wait for the jump's start line (the run's directory appears once it starts).
-    let began = Instant::now();
-    let start = loop {
-        assert!(
-            began.elapsed() < Duration::from_secs(240),
-            "no clock jump started"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-        let Ok(dir) = std::fs::canonicalize(root.join("runs/latest")) else {
-            continue;
-        };
-        let Ok(text) = std::fs::read_to_string(dir.join("history.jsonl")) else {
-            continue;
-        };
-        if let Some(line) = text
-            .lines()
-            .find(|l| l.contains("\"start-client-clock-jump\""))
-        {
-            break serde_json::from_str::<Event>(line).expect("its line");
-        }
-    };
-    let target = value(&start, "targets")[0]
-        .as_str()
-        .expect("a target")
-        .to_string();
-    let ahead = value(&start, "clock")["ahead"]["secs"]
-        .as_f64()
-        .expect("ahead");
-    assert_eq!(ahead, 10.0, "5 x ttl, forward for an even pick");
-    let (worker, host, server) = clocks(
-        &container_ending(&run_id, &target),
-        &container_ending(&run_id, "redis-1"),
-    );
-    eprintln!(
-        "client-clock-jump: {target} reads {:+.3} s, redis-1 {:+.3} s against the host",
-        worker - host,
-        server - host
-    );
-    assert!(
-        (worker - host - ahead).abs() < 2.0,
-        "the worker's clock is {ahead} s ahead"
-    );
-    assert!((server - host).abs() < 2.0, "the server's clock is real");
-    let status = run.wait().expect("the run ends");
-    assert!(
-        matches!(status.code(), Some(0..=2)),
-        "a verdict: {status:?}"
-    );
-    let dir = std::fs::canonicalize(root.join("runs/latest")).expect("run dir");
-    let clock = std::fs::read_to_string(dir.join(format!("clocks/{target}/faketime")))
-        .expect("the worker's clock file");
-    assert_eq!(clock.trim(), "+0.000", "the clock is real after the run");
-    assert_eq!(
-        labelled_containers("t-client-clock"),
-        "",
-        "containers left behind"
-    );
 }

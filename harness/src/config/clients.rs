@@ -15,13 +15,6 @@ use std::path::PathBuf;
 /// Where a user's own adapter folder is mounted in the worker's container.
 pub const CLIENT_DIR_IN_CONTAINER: &str = "/client";
 
-/// Why the client clock faults are refused for a Python adapter (measured with Debian
-/// bookworm's libfaketime 0.9.10 and Python 3.11 in the node image).
-pub const PYTHON_FAKE_CLOCK: &str = "it is a Python program, and under libfaketime 0.9.10 with \
-     the monotonic clock kept real every time.sleep() of Python 3.11 fails with EINVAL \
-     (clock_nanosleep to an absolute CLOCK_MONOTONIC deadline): the harness, not the fault, \
-     would break the library";
-
 /// The name of the in-process adapter (provider `memory`): the protocol in a plain `cargo test`.
 pub const IN_PROCESS_ADAPTER: &str = "memory";
 
@@ -289,27 +282,15 @@ impl LockClient {
     }
 
     /// Why a fault on its wall clock cannot act on it, if it cannot: a shipped adapter whose
-    /// library libfaketime does not reach (its `no_fake_clock`), or a Python one, whose
-    /// interpreter libfaketime breaks. fencecheck's recipes (Rust) and a user's own adapter are
-    /// taken to read the clock through libc and to sleep in ways libfaketime passes.
+    /// library libfaketime does not reach (its `no_fake_clock`, as a Go program). fencecheck's
+    /// recipes (Rust) and every other adapter read the clock through libc; Python's sleeps, which
+    /// libfaketime 0.9.10 breaks, pass through the fake clock's shim
+    /// (`containers/shim/monotonic_sleep.c`).
     pub fn no_fake_clock(&self) -> Option<String> {
-        let LockClient::Adapter(a) = self else {
-            return None;
-        };
-        let shipped = shipped_adapter(&a.name)?;
-        if let Some(why) = shipped.no_fake_clock.clone() {
-            return Some(why);
+        match self {
+            LockClient::Adapter(a) => shipped_adapter(&a.name).and_then(|s| s.no_fake_clock),
+            LockClient::Recipe(_) => None,
         }
-        let commands = [
-            shipped.debian.as_ref().map(|d| d.command.as_str()),
-            shipped.pypi.as_ref().map(|p| p.command.as_str()),
-        ];
-        let python = commands.into_iter().flatten().any(|c| {
-            c.split_whitespace()
-                .next()
-                .is_some_and(|p| p.contains("python"))
-        });
-        python.then(|| PYTHON_FAKE_CLOCK.to_string())
     }
 
     pub fn adapter(&self) -> Option<&AdapterPlan> {

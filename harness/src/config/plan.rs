@@ -93,8 +93,12 @@ pub struct TestPlan {
     /// The lock service's servers start under libfaketime (the fault plan, or a replay
     /// scenario, moves their clocks).
     pub fake_clocks: bool,
-    /// The workers' lock clients start under libfaketime (the fault plan moves their clocks).
+    /// The workers' lock clients start under libfaketime (the fault plan, or a replay
+    /// scenario, moves their clocks).
     pub fake_client_clocks: bool,
+    /// The run starts the link proxy in front of the lock service (the fault plan, or a replay
+    /// scenario, shapes a worker's links).
+    pub link_proxy: bool,
 }
 
 impl TestPlan {

@@ -11,7 +11,7 @@
 //!    `expect: <anomaly kind>` compared with the verdict.
 
 use super::actor::Actor;
-use super::scenario::{Control, Expect, Scenario, Step};
+use super::scenario::{Action, Control, Expect, Scenario, Step};
 use super::stage;
 use super::steps::{self, Row, Stage, W};
 use crate::config::{validate, Provider, RawTest, TestPlan};
@@ -20,10 +20,11 @@ use crate::run::progress::Progress;
 use crate::run::site::Site;
 use crate::run::{self, prepare};
 use anyhow::Context;
+use results::fault::FaultKind;
 use results::jsonl::HistoryWriter;
 use results::layout::RunDir;
 use results::{AnomalyKind, Validity, Verdict};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -99,6 +100,32 @@ pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan>
             "scenario {} on {provider}: clock-jump cannot act on {provider}: {why}",
             scenario.name
         );
+    }
+    // A worker step's fault the run would refuse is refused here, naming its line.
+    let first = |wanted: fn(&Action) -> bool| {
+        scenario.steps.iter().find_map(|s| match s {
+            Step::Worker { action, line, .. } if wanted(action) => Some(*line),
+            _ => None,
+        })
+    };
+    if let Some(line) = first(|a| matches!(a, Action::ClientClock(_))) {
+        plan.fake_client_clocks = true;
+        if let Some(why) = plan.client.no_fake_clock() {
+            anyhow::bail!(
+                "scenario {}, line {line}: a client clock step cannot act on client {}: {why}",
+                scenario.name,
+                plan.client.name()
+            );
+        }
+    }
+    if let Some(line) = first(|a| matches!(a, Action::SlowReply(_))) {
+        plan.link_proxy = true;
+        if let Some(why) = FaultKind::SlowReply.unsupported_because(&plan.provider.capabilities()) {
+            anyhow::bail!(
+                "scenario {}, line {line}: slow-reply cannot act on {provider}: {why}",
+                scenario.name
+            );
+        }
     }
     Ok(plan)
 }
@@ -261,7 +288,8 @@ async fn stage_and_run(
         workers,
         op_wait: acquire_timeout + plan.client_timing.op_timeout * 2 + Duration::from_secs(15),
         paused_nodes: Vec::new(),
-        isolated: BTreeSet::new(),
+        isolated: BTreeMap::new(),
+        shaped: BTreeSet::new(),
         cut_replication: None,
         clocked: Vec::new(),
         log: log.clone(),

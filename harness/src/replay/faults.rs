@@ -1,12 +1,13 @@
 //! The nemesis and wait steps of a scenario, and the faults they leave to heal: pausing a node of
 //! the lock service (`master` / `leader` resolved when the step runs), cutting a Redis master
 //! from its replicas, waiting for a Sentinel failover, waiting (by asking the provider) for a
-//! worker's lease to expire; isolations as one union grudge; and the final heal.
+//! worker's lease to expire; isolations as one union grudge; and the final heal (of the worker
+//! steps' faults too: `worker_faults`).
 
 use super::probe;
 use super::rows::Row;
 use super::scenario::Control;
-use super::steps::Stage;
+use super::steps::{Moved, Stage};
 use containers::docker::Role;
 use nemesis::{Grudge, NodeControl, Signal};
 use results::fault::FaultKind;
@@ -54,8 +55,12 @@ impl Stage<'_> {
                         .set_clock(node, nemesis::ClockSetting::Ahead { secs })
                         .await
                         .map_err(|e| e.to_string())?;
-                    if !self.clocked.contains(node) {
-                        self.clocked.push(node.clone());
+                    if !self.clocked.iter().any(|m| m.clock == *node) {
+                        self.clocked.push(Moved {
+                            clock: node.clone(),
+                            fault: FaultKind::ClockJump,
+                            named: node.clone(),
+                        });
                     }
                     self.nemesis(FaultPhase::Start, FaultKind::ClockJump, node);
                 }
@@ -249,7 +254,7 @@ impl Stage<'_> {
                 grudge.0.entry(k).or_default().extend(v);
             }
         };
-        for w in &self.isolated {
+        for w in self.isolated.keys() {
             add(Grudge::cut(&[self.workers[*w].target.clone()], &lock_nodes));
         }
         if let Some((m, replicas)) = &self.cut_replication {
@@ -284,15 +289,20 @@ impl Stage<'_> {
             self.nemesis(FaultPhase::Stop, FaultKind::PauseNode, &node);
         }
         self.reset_clocks().await;
+        for w in std::mem::take(&mut self.shaped) {
+            if let Err(e) = self.unshape(w).await {
+                self.log.line(&format!("heal: {e}"));
+            }
+        }
         let isolated = std::mem::take(&mut self.isolated);
         let cut = self.cut_replication.take();
         if !isolated.is_empty() || cut.is_some() {
             if let Err(e) = self.site.control.heal_network().await {
                 self.log.line(&format!("heal: {e}"));
             }
-            for w in isolated {
+            for (w, fault) in isolated {
                 let owner = self.workers[w].name.clone();
-                self.nemesis(FaultPhase::Stop, FaultKind::IsolateWorker, &owner);
+                self.nemesis(FaultPhase::Stop, fault, &owner);
             }
             if let Some((m, _)) = cut {
                 self.nemesis(FaultPhase::Stop, EventFault::CutReplication, &m);
@@ -300,18 +310,18 @@ impl Stage<'_> {
         }
     }
 
-    /// Every clock a `clock-jump` moved back to the real time.
+    /// Every clock a step moved (a node's, a worker's lock client's) back to the real time.
     async fn reset_clocks(&mut self) {
-        for node in std::mem::take(&mut self.clocked) {
+        for moved in std::mem::take(&mut self.clocked) {
             if let Err(e) = self
                 .site
                 .control
-                .set_clock(&node, nemesis::ClockSetting::Real)
+                .set_clock(&moved.clock, nemesis::ClockSetting::Real)
                 .await
             {
                 self.log.line(&format!("heal: {e}"));
             }
-            self.nemesis(FaultPhase::Stop, FaultKind::ClockJump, &node);
+            self.nemesis(FaultPhase::Stop, moved.fault, &moved.named);
         }
     }
 }

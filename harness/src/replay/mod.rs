@@ -6,6 +6,8 @@
 //! - [`actor`]: one worker's operations, recorded; open across a pause.
 //! - [`steps`]: each step applied, its row of the table filled and its expectation checked.
 //! - [`faults`]: the nemesis and wait steps, and the final heal.
+//! - [`worker_faults`]: a worker step's fault at a weak moment (in flight, slow replies, its
+//!   client's clock).
 //! - [`rows`]: the rows of the step table.
 //! - [`probe`]: `wait: lease-expired`, asked of the provider.
 //! - [`table`]: the step table and the evidence of each anomaly, as printed.
@@ -19,3 +21,4 @@ pub mod scenario;
 pub mod stage;
 pub mod steps;
 pub mod table;
+pub mod worker_faults;

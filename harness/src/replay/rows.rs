@@ -1,7 +1,8 @@
 //! The rows of the step table: what each step did, what was expected, whether it held. Built
 //! by [`super::steps`]; printed by [`super::table`].
 
-use super::scenario::{Action, Cmp, Control, Expect, Step};
+use super::scenario::{Action, ClientClock, Cmp, Control, Expect, Step};
+use crate::config::Dur;
 
 /// One line of the step table.
 #[derive(Debug, Clone)]
@@ -75,6 +76,19 @@ fn action_text(a: &Action) -> String {
         Action::Begin(inner) => format!("begin {}", action_text(inner)),
         Action::PauseAcquiring(after) => format!("pause-acquiring after {after}"),
         Action::PauseReleasing(after) => format!("pause-releasing after {after}"),
+        Action::KillAcquiring(after) => format!("kill-acquiring after {after}"),
+        Action::IsolateReleasing(after) => format!("isolate-releasing after {after}"),
+        Action::PauseWaiter(after) => format!("pause-waiter after {after}"),
+        Action::SlowReply(None) => "slow-reply".into(),
+        Action::SlowReply(Some(d)) => format!("slow-reply {d}"),
+        Action::ClientClock(ClientClock::Jump { millis }) => format!(
+            "client-clock-jump {}{}",
+            if *millis < 0 { "-" } else { "" },
+            Dur::from_millis(millis.unsigned_abs())
+        ),
+        Action::ClientClock(ClientClock::Skew { per_mille }) => {
+            format!("client-clock-skew {}x", f64::from(*per_mille) / 1000.0)
+        }
     }
 }
 

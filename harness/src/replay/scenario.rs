@@ -28,6 +28,13 @@
 //!
 //! `begin <operation>` (`- B: begin acquire`) sends the operation and goes on without waiting
 //! for its answer: a worker already blocked in an acquire when the next steps happen.
+//!
+//! The faults at a lock protocol's weak moments are worker steps too: `pause-acquiring`,
+//! `kill-acquiring` and `pause-waiter` send an acquire, `pause-releasing` and
+//! `isolate-releasing` a release, and strike the worker `after <duration>` (at once without
+//! one); `slow-reply [<duration>]` holds back the lock service's replies to the worker until its
+//! `heal`; `client-clock-jump <±duration>` and `client-clock-skew <factor>x` move the wall
+//! clock of the worker's lock client until `nemesis: clock-real`.
 
 use crate::config::Dur;
 use serde::Deserialize;
@@ -54,6 +61,21 @@ pub enum Action {
     PauseAcquiring(Dur),
     /// The same with a release (`pause-releasing`).
     PauseReleasing(Dur),
+    /// Send an acquire and kill the worker this long after (`kill-acquiring after 5ms`).
+    KillAcquiring(Dur),
+    /// Send a release and cut the worker off from the lock service this long after
+    /// (`isolate-releasing after 2ms`), until its `heal`.
+    IsolateReleasing(Dur),
+    /// Send an acquire for a lock another worker holds and freeze the worker this long after
+    /// (`pause-waiter after 300ms`): frozen in its wait, until `resume`.
+    PauseWaiter(Dur),
+    /// Hold back every reply of the lock service to the worker this long while its requests
+    /// pass at once (`slow-reply 2s`; without a length, twice the client's operation timeout,
+    /// as the run's `slow-reply`), until its `heal`.
+    SlowReply(Option<Dur>),
+    /// Move the wall clock of the worker's lock client (`client-clock-jump`,
+    /// `client-clock-skew`), until `nemesis: clock-real`.
+    ClientClock(ClientClock),
     /// `begin acquire` (or write, release): the operation is sent and the scenario goes on
     /// without its answer, as a worker already waiting when the next steps happen; it is
     /// completed and checked before that worker's next step, or at the end.
@@ -66,6 +88,37 @@ impl Action {
         match self {
             Action::Begin(inner) => inner,
             other => other,
+        }
+    }
+}
+
+/// How a client clock step moves the worker's wall clock. Integers, so a step compares exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientClock {
+    /// `client-clock-jump 10s` (`-10s`: backward): this many milliseconds off the real time.
+    Jump { millis: i64 },
+    /// `client-clock-skew 3x` (`0.333x`: slow): running this many thousandths as fast.
+    Skew { per_mille: u32 },
+}
+
+impl ClientClock {
+    /// The run's name of the fault, for the history's nemesis lines.
+    pub fn fault(self) -> results::fault::FaultKind {
+        match self {
+            ClientClock::Jump { .. } => results::fault::FaultKind::ClientClockJump,
+            ClientClock::Skew { .. } => results::fault::FaultKind::ClientClockSkew,
+        }
+    }
+
+    /// The setting the worker's fake clock takes.
+    pub fn setting(self) -> nemesis::ClockSetting {
+        match self {
+            ClientClock::Jump { millis } => nemesis::ClockSetting::Ahead {
+                secs: millis as f64 / 1000.0,
+            },
+            ClientClock::Skew { per_mille } => nemesis::ClockSetting::Fast {
+                factor: f64::from(per_mille) / 1000.0,
+            },
         }
     }
 }
@@ -336,15 +389,26 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
                     ));
                 }
                 let action = parse_action(&what, line)?;
+                if matches!(action, Action::PauseWaiter(_))
+                    && !acquired.iter().any(|w| *w != worker)
+                {
+                    return Err(at(line, format!("worker {worker} cannot be a waiter here: no other worker acquired before this step (a waiter waits for a lock another worker holds)")));
+                }
                 match action.operation() {
-                    Action::Acquire | Action::PauseAcquiring(_) => acquired.push(
+                    Action::Acquire
+                    | Action::PauseAcquiring(_)
+                    | Action::KillAcquiring(_)
+                    | Action::PauseWaiter(_) => acquired.push(
                         raw.workers
                             .iter()
                             .find(|w| *w == worker)
                             .map(|s| s.as_str())
                             .unwrap_or_default(),
                     ),
-                    Action::Write(_) | Action::Release | Action::PauseReleasing(_)
+                    Action::Write(_)
+                    | Action::Release
+                    | Action::PauseReleasing(_)
+                    | Action::IsolateReleasing(_)
                         if !acquired.contains(&worker) =>
                     {
                         return Err(at(

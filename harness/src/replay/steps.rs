@@ -13,7 +13,7 @@ use crate::run::prepare::HarnessLog;
 use nemesis::Signal;
 use results::fault::FaultKind;
 use results::{EventFault, FaultPhase, NemesisEvent, OpType};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use tokio::sync::oneshot;
 use workloads::driver::Recorder;
@@ -24,11 +24,11 @@ pub struct W {
     pub name: String,
     /// Short container name (`worker-a`): the control's target.
     pub target: String,
-    actor: Actor,
+    pub(super) actor: Actor,
     pub(super) paused: bool,
     /// The fault that froze it (`pause-worker`, `pause-acquiring` ...): its stop names it too.
     pub(super) paused_by: FaultKind,
-    pending: Vec<(usize, Cmd, oneshot::Receiver<Done>)>,
+    pub(super) pending: Vec<(usize, Cmd, oneshot::Receiver<Done>)>,
     /// Token and lease of the worker's latest successful acquire.
     pub(super) token: Option<u64>,
     pub(super) lease: Option<String>,
@@ -49,6 +49,14 @@ impl W {
     }
 }
 
+/// A wall clock a step moved: the control's target, the fault, and whom the history names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Moved {
+    pub clock: String,
+    pub fault: FaultKind,
+    pub named: String,
+}
+
 /// Everything the steps act on: the deployed site (its containers, cluster and control) and
 /// the scenario's workers.
 pub struct Stage<'s> {
@@ -60,12 +68,15 @@ pub struct Stage<'s> {
     pub op_wait: Duration,
     /// Lock-service nodes paused by `nemesis: pause` (short names), in order.
     pub paused_nodes: Vec<String>,
-    /// Indices of isolated workers.
-    pub isolated: BTreeSet<usize>,
+    /// Indices of isolated workers, with the fault that cut each off (`isolate-worker`,
+    /// `isolate-releasing`): its stop names it too.
+    pub isolated: BTreeMap<usize, FaultKind>,
+    /// Indices of workers whose replies a `slow-reply` holds back.
+    pub shaped: BTreeSet<usize>,
     /// The master cut from its replicas, and its replicas.
     pub cut_replication: Option<(String, Vec<String>)>,
-    /// Nodes whose wall clock a `clock-jump` moved.
-    pub clocked: Vec<String>,
+    /// Clocks a step moved: a node's (`clock-jump`) or a worker's lock client's.
+    pub clocked: Vec<Moved>,
     pub log: HarnessLog,
 }
 
@@ -139,24 +150,22 @@ impl Stage<'_> {
                     Action::PauseAcquiring(after) => {
                         Some((Cmd::Acquire, *after, FaultKind::PauseAcquiring))
                     }
+                    Action::KillAcquiring(after) => {
+                        Some((Cmd::Acquire, *after, FaultKind::KillAcquiring))
+                    }
+                    Action::PauseWaiter(after) => {
+                        Some((Cmd::Acquire, *after, FaultKind::PauseWaiter))
+                    }
                     Action::PauseReleasing(after) => {
                         Some((Cmd::Release, *after, FaultKind::PauseReleasing))
+                    }
+                    Action::IsolateReleasing(after) => {
+                        Some((Cmd::Release, *after, FaultKind::IsolateReleasing))
                     }
                     _ => None,
                 };
                 if let Some((cmd, after, fault)) = in_flight {
-                    // The operation is sent, and the worker frozen `after` later: its reply
-                    // (if it had not come yet) waits for the thaw.
-                    let rx = self.workers[w].actor.send(cmd.clone());
-                    tokio::time::sleep(after.get()).await;
-                    self.signal(&target, Signal::Stop).await?;
-                    self.workers[w].paused = true;
-                    self.workers[w].paused_by = fault;
-                    self.workers[w].pending.push((i, cmd, rx));
-                    let owner = self.workers[w].name.clone();
-                    self.nemesis(FaultPhase::Start, fault, &owner);
-                    rows[i].result = format!("sent; paused {after} after, open while paused");
-                    return Ok(());
+                    return self.strike_in_flight(w, i, cmd, after, fault, rows).await;
                 }
                 if let Some(cmd) = cmd {
                     // A begun operation of this worker's answers first: its rows stay in order.
@@ -214,16 +223,17 @@ impl Stage<'_> {
                         self.finish_pending(w, rows, Duration::from_secs(10)).await;
                     }
                     Action::Isolate => {
-                        self.isolated.insert(w);
+                        self.isolated.insert(w, FaultKind::IsolateWorker);
                         self.repartition().await?;
                         self.nemesis(FaultPhase::Start, FaultKind::IsolateWorker, &owner);
                         rows[i].result = "cut from the lock service".into();
                     }
-                    Action::Heal => {
-                        self.isolated.remove(&w);
-                        self.repartition().await?;
-                        self.nemesis(FaultPhase::Stop, FaultKind::IsolateWorker, &owner);
-                        rows[i].result = "reconnected".into();
+                    Action::Heal => rows[i].result = self.heal_worker(w).await?,
+                    Action::SlowReply(length) => {
+                        rows[i].result = self.slow_replies(w, *length).await?;
+                    }
+                    Action::ClientClock(how) => {
+                        rows[i].result = self.move_client_clock(w, *how).await?;
                     }
                     _ => {}
                 }

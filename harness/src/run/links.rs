@@ -1,5 +1,5 @@
-//! The run's link proxy, for `slow-network` and `lossy-network`: started only when the plan has
-//! such a fault (the default test pays nothing), one container `netproxy` running `fencecheck
+//! The run's link proxy, for `slow-network`, `lossy-network` and `slow-reply`: started only when
+//! the plan has such a fault or a replay's `slow-reply` step (the default test pays nothing), one container `netproxy` running `fencecheck
 //! proxy` with a route per (worker, lock-service node). Each worker's `--endpoints` then point at
 //! its own routes, so a fault slows or breaks exactly that worker's links. (Redis Sentinel hands
 //! clients the master's own address, which bypasses the proxy: link faults there reach only the
@@ -28,7 +28,7 @@ pub struct Links {
 
 /// Whether the plan needs the proxy.
 pub fn needed(plan: &TestPlan) -> bool {
-    plan.faults.plan.steps.iter().any(|s| s.fault.is_link())
+    plan.link_proxy
 }
 
 /// The routes of `workers` (container short names) to every client node of `lock`.

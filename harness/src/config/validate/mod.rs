@@ -119,6 +119,7 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         docker_slot: None,
         fake_clocks: faults.plan.steps.iter().any(|s| s.fault.is_clock()),
         fake_client_clocks: faults.plan.steps.iter().any(|s| s.fault.is_client_clock()),
+        link_proxy: faults.plan.steps.iter().any(|s| s.fault.is_link()),
         faults,
     })
 }

@@ -25,27 +25,75 @@ pub(super) fn parse_action(text: &str, line: u32) -> Result<Action, ScenarioErro
             }
             Action::Begin(Box::new(inner))
         }
-        "pause-acquiring" => Action::PauseAcquiring(after(arg, line)?),
-        "pause-releasing" => Action::PauseReleasing(after(arg, line)?),
+        "pause-acquiring" => Action::PauseAcquiring(after(verb, arg, line)?),
+        "pause-releasing" => Action::PauseReleasing(after(verb, arg, line)?),
+        "kill-acquiring" => Action::KillAcquiring(after(verb, arg, line)?),
+        "isolate-releasing" => Action::IsolateReleasing(after(verb, arg, line)?),
+        "pause-waiter" => Action::PauseWaiter(after(verb, arg, line)?),
+        "slow-reply" if arg.is_empty() => Action::SlowReply(None),
+        "slow-reply" => Action::SlowReply(Some(length(verb, arg, line)?)),
+        "client-clock-jump" => Action::ClientClock(clock_jump_by(arg, line)?),
+        "client-clock-skew" => Action::ClientClock(clock_skew_by(arg, line)?),
         other => {
-            return Err(at(line, format!("unknown action {other:?}; use acquire, write <value>, release, pause, resume, kill, isolate, heal, pause-acquiring [after <duration>], pause-releasing [after <duration>], or begin <operation>")))
+            return Err(at(line, format!("unknown action {other:?}; use acquire, write <value>, release, pause, resume, kill, isolate, heal, pause-acquiring / kill-acquiring / pause-waiter / pause-releasing / isolate-releasing [after <duration>], slow-reply [<duration>], client-clock-jump <±duration>, client-clock-skew <factor>x, or begin <operation>")))
         }
     })
 }
 
-/// `after 5ms` (or nothing: at once): how long after its request a worker is frozen.
-fn after(arg: &str, line: u32) -> Result<Dur, ScenarioError> {
+/// `after 5ms` (or nothing: at once): how long after its request a worker is struck.
+fn after(verb: &str, arg: &str, line: u32) -> Result<Dur, ScenarioError> {
     if arg.is_empty() {
         return Ok(Dur::from_millis(0));
     }
     arg.strip_prefix("after")
         .and_then(|d| d.trim().parse().ok())
-        .ok_or_else(|| {
-            at(
-                line,
-                format!("{arg:?}: write e.g. `pause-acquiring after 5ms`"),
-            )
-        })
+        .ok_or_else(|| at(line, format!("{arg:?}: write e.g. `{verb} after 5ms`")))
+}
+
+/// `2s`: how long a worker step's fault holds something back; never zero.
+fn length(verb: &str, arg: &str, line: u32) -> Result<Dur, ScenarioError> {
+    match arg.parse::<Dur>() {
+        Ok(d) if !d.get().is_zero() => Ok(d),
+        _ => Err(at(
+            line,
+            format!("{verb} {arg:?}: write a length such as `{verb} 2s` (or none: twice the client's operation timeout)"),
+        )),
+    }
+}
+
+/// `10s`, `+10s` (forward) or `-10s` (backward): how far the worker's wall clock jumps.
+fn clock_jump_by(arg: &str, line: u32) -> Result<ClientClock, ScenarioError> {
+    let (sign, d) = match arg.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, arg.strip_prefix('+').unwrap_or(arg)),
+    };
+    match d.trim().parse::<Dur>() {
+        Ok(d) if !d.get().is_zero() => Ok(ClientClock::Jump {
+            millis: sign * d.get().as_millis() as i64,
+        }),
+        _ => Err(at(
+            line,
+            format!("client-clock-jump {arg:?}: write how far, e.g. `client-clock-jump 10s` or `client-clock-jump -10s` (backward)"),
+        )),
+    }
+}
+
+/// `3x` (three times as fast) or `0.333x` (a third of the speed): a positive factor other
+/// than 1, to the thousandth.
+fn clock_skew_by(arg: &str, line: u32) -> Result<ClientClock, ScenarioError> {
+    let factor = arg
+        .strip_suffix('x')
+        .and_then(|f| f.trim().parse::<f64>().ok());
+    let per_mille = factor.map(|f| (f * 1000.0).round());
+    match per_mille {
+        Some(p) if p >= 1.0 && p != 1000.0 && p <= f64::from(u32::MAX) => Ok(ClientClock::Skew {
+            per_mille: p as u32,
+        }),
+        _ => Err(at(
+            line,
+            format!("client-clock-skew {arg:?}: write a speed other than 1x, e.g. `client-clock-skew 3x` (fast) or `client-clock-skew 0.333x` (slow)"),
+        )),
+    }
 }
 
 pub(super) fn parse_nemesis(text: &str, line: u32) -> Result<Control, ScenarioError> {

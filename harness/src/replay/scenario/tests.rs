@@ -1,6 +1,7 @@
 //! The specifications of `scenario`.
 
 use super::*;
+use results::fault::FaultKind;
 
 const STALE: &str = "name: stale-fence
 providers: [etcd]
@@ -233,4 +234,156 @@ fn pause_acquiring_and_pause_releasing_are_worker_steps_with_a_delay() {
         .unwrap_err()
         .message
         .contains("pause-acquiring after 5ms"));
+}
+
+/// Issue 27: a worker killed, or a waiter frozen, with its acquire in flight, and a worker cut
+/// off with its release in flight, are worker steps with a delay; each needs what its moment
+/// needs (a waiter another worker's lock, a release an earlier acquire), or names its line.
+#[test]
+fn kill_acquiring_pause_waiter_and_isolate_releasing_are_worker_steps_with_a_delay() {
+    let text = shipped_scenario("kill-acquiring.yaml");
+    let s = parse(&text).unwrap();
+    assert!(matches!(
+        &s.steps[0],
+        Step::Worker { worker, action: Action::KillAcquiring(d), line: 14, .. }
+            if worker == "A" && *d == Dur::from_millis(2)
+    ));
+    // The killed acquire counts as A's first: A may write or release after it.
+    let s = parse(&text.replace(
+        "  - B: release\n",
+        "  - B: release\n  - A: isolate-releasing after 1ms\n  - A: heal\n",
+    ))
+    .unwrap();
+    assert!(s.steps.iter().any(|st| matches!(
+        st,
+        Step::Worker { action: Action::IsolateReleasing(d), .. } if *d == Dur::from_millis(1)
+    )));
+    // A waiter waits behind A's lock.
+    let waiter = text.replace("  - B: acquire\n", "  - B: pause-waiter after 300ms\n");
+    let s = parse(&waiter).unwrap();
+    assert!(matches!(
+        &s.steps[1],
+        Step::Worker { action: Action::PauseWaiter(d), .. } if *d == Dur::from_millis(300)
+    ));
+    let alone = text.replace("  - A: kill-acquiring after 2ms\n", "  - A: pause-waiter\n");
+    let e = parse(&alone).unwrap_err();
+    assert_eq!(e.line, 14, "{e}");
+    assert!(e.message.contains("cannot be a waiter here"), "{e}");
+    let early = text.replace("  - B: acquire\n", "  - B: isolate-releasing\n");
+    let e = parse(&early).unwrap_err();
+    assert_eq!(e.line, 15, "{e}");
+    assert!(e.message.contains("before its first acquire"), "{e}");
+    for (verb, bad) in [
+        ("kill-acquiring", "kill-acquiring soon"),
+        ("pause-waiter", "pause-waiter after a while"),
+        ("isolate-releasing", "isolate-releasing 5ms"),
+    ] {
+        let e = parse(&waiter.replace("B: pause-waiter after 300ms", &format!("B: {bad}")))
+            .unwrap_err();
+        assert_eq!(e.line, 15, "{bad}: {e}");
+        assert!(
+            e.message.contains(&format!("`{verb} after 5ms`")),
+            "{bad}: {e}"
+        );
+    }
+}
+
+/// Issue 27: `slow-reply` holds back the service's replies to one worker, by a length or (none
+/// given) the run's twice the operation timeout; a length of nothing names its line.
+#[test]
+fn slow_reply_is_a_worker_step_with_an_optional_length() {
+    let text = STALE.replace("  - A: pause\n", "  - A: slow-reply 3s\n");
+    let s = parse(&text).unwrap();
+    assert_eq!(
+        s.steps[1],
+        Step::Worker {
+            worker: "A".into(),
+            action: Action::SlowReply(Some(Dur::secs(3))),
+            expect: None,
+            line: 8
+        }
+    );
+    let s = parse(&STALE.replace("  - A: pause\n", "  - A: slow-reply\n")).unwrap();
+    assert!(matches!(
+        &s.steps[1],
+        Step::Worker {
+            action: Action::SlowReply(None),
+            ..
+        }
+    ));
+    for bad in ["slow-reply 0s", "slow-reply later"] {
+        let e = parse(&STALE.replace("  - A: pause\n", &format!("  - A: {bad}\n"))).unwrap_err();
+        assert_eq!(e.line, 8, "{bad}: {e}");
+        assert!(e.message.contains("`slow-reply 2s`"), "{bad}: {e}");
+    }
+}
+
+/// Issue 27: the worker's own wall clock jumps forward or backward, or runs fast or slow, as
+/// one step; the run's fault names and clock settings come from it; nonsense names its line.
+#[test]
+fn client_clock_steps_move_the_worker_s_wall_clock_either_way() {
+    let text = shipped_scenario("client-clock-jump.yaml");
+    let s = parse(&text).unwrap();
+    let moves: Vec<ClientClock> = s
+        .steps
+        .iter()
+        .filter_map(|st| match st {
+            Step::Worker {
+                action: Action::ClientClock(how),
+                ..
+            } => Some(*how),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        moves,
+        vec![
+            ClientClock::Jump { millis: 10_000 },
+            ClientClock::Jump { millis: -10_000 }
+        ]
+    );
+    assert_eq!(
+        moves[1].setting(),
+        nemesis::ClockSetting::Ahead { secs: -10.0 }
+    );
+    assert_eq!(moves[0].fault(), FaultKind::ClientClockJump);
+    for (step, want) in [
+        (
+            "client-clock-jump +1500ms",
+            ClientClock::Jump { millis: 1500 },
+        ),
+        (
+            "client-clock-skew 3x",
+            ClientClock::Skew { per_mille: 3000 },
+        ),
+        (
+            "client-clock-skew 0.333x",
+            ClientClock::Skew { per_mille: 333 },
+        ),
+    ] {
+        let s = parse(&text.replace("client-clock-jump 10s", step)).unwrap();
+        assert!(
+            s.steps.iter().any(|st| matches!(
+                st,
+                Step::Worker { action: Action::ClientClock(how), .. } if *how == want
+            )),
+            "{step}"
+        );
+    }
+    let fast = ClientClock::Skew { per_mille: 3000 };
+    assert_eq!(fast.fault(), FaultKind::ClientClockSkew);
+    assert_eq!(fast.setting(), nemesis::ClockSetting::Fast { factor: 3.0 });
+    for bad in [
+        "client-clock-jump",
+        "client-clock-jump 0s",
+        "client-clock-jump ahead",
+        "client-clock-skew 3",
+        "client-clock-skew 1x",
+        "client-clock-skew 0x",
+        "client-clock-skew -2x",
+    ] {
+        let e = parse(&text.replace("client-clock-jump 10s", bad)).unwrap_err();
+        assert_eq!(e.line, 18, "{bad}: {e}");
+        assert!(e.message.contains("client-clock-"), "{bad}: {e}");
+    }
 }
