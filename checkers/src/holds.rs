@@ -219,7 +219,7 @@ pub fn derive<S: Shared>(
     let lock = holds.lock_of(e, named);
     // Checked here first: most events complete no acquisition, and the call alone cost more
     // than the check.
-    let completes = e.kind == OpType::Ok && e.f == F::Acquire;
+    let completes = e.kind == OpType::Ok && matches!(e.f, F::Acquire);
     (
         lock,
         completes
@@ -319,7 +319,7 @@ impl<S: Shared> HoldBook<S> {
             }
             (F::Acquire, OpType::Info) => self.close_all(p, HoldEnd::Retired, ended),
             (F::Release, OpType::Invoke) | (F::LeaseLost, _) => {
-                let why = if e.f == F::Release {
+                let why = if matches!(e.f, F::Release) {
                     HoldEnd::Release
                 } else {
                     HoldEnd::LeaseLost
