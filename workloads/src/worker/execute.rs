@@ -232,7 +232,18 @@ impl Worker {
                 ..Outcome::bare(OpType::Fail)
             },
             Completion::Fail(e) => Outcome::with_error(OpType::Fail, e),
-            Completion::Info(e) => Outcome::with_error(OpType::Info, e),
+            Completion::Info(e) => {
+                // The process is retired after an `info` and the driver's `Abandon` follows, but
+                // the hold was taken for this release: the client forgets it now, as if it had
+                // crashed. Without this a recipe kept the session whose node the release may not
+                // have deleted (zk-lock: its own next acquire queued behind that node for
+                // ever; docs/findings.md).
+                self.client.abandon(t.hold()).await;
+                Outcome::with_error(OpType::Info, e)
+            }
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
