@@ -68,14 +68,16 @@ impl ZkLock {
         *self.session.lock().await = None;
     }
 
-    /// Waits until `me` is the lowest node in `dir`, watching only the predecessor.
+    /// Waits until `me` is the lowest node in `dir`, watching only the predecessor. `Ok(Err)` is
+    /// the deadline passed, naming the predecessor still there (node, owner session, age), so a
+    /// stuck lock's evidence says which node blocked it.
     async fn wait_turn(
         &self,
         c: &zk::Client,
         dir: &str,
         me: &str,
         deadline: Instant,
-    ) -> Result<bool, zk::Error> {
+    ) -> Result<Result<(), String>, zk::Error> {
         loop {
             let mut children = c.list_children(dir).await?;
             children.sort_by_key(|n| seq_of(n));
@@ -83,16 +85,20 @@ impl ZkLock {
                 return Err(zk::Error::NoNode); // our node vanished: the session expired
             };
             if i == 0 {
-                return Ok(true);
+                return Ok(Ok(()));
             }
             let pred = format!("{dir}/{}", children[i - 1]);
             let (stat, watcher) = c.check_and_watch_stat(&pred).await?;
-            if stat.is_none() {
+            let Some(stat) = stat else {
                 continue;
-            }
+            };
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() || tokio::time::timeout(left, watcher.changed()).await.is_err() {
-                return Ok(false);
+                let age_ms = unix_ms().saturating_sub(stat.ctime);
+                return Ok(Err(format!(
+                    "{pred} of session {:#x}, created {age_ms} ms ago, first of {}",
+                    stat.ephemeral_owner, children[0]
+                )));
             }
         }
     }
@@ -131,14 +137,14 @@ impl ZkLock {
         let name = format!("lock-{seq}");
         let path = format!("{dir}/{name}");
         match self.wait_turn(c, &dir, &name, deadline).await {
-            Ok(true) => {}
-            Ok(false) => {
+            Ok(Ok(())) => {}
+            Ok(Err(pred)) => {
                 return match c.delete(&path, None).await {
-                    Ok(()) => {
-                        Completion::fail("acquire timeout: a predecessor still holds the lock")
-                    }
+                    Ok(()) => Completion::fail(format!(
+                        "acquire timeout: a predecessor still holds the lock ({pred})"
+                    )),
                     Err(e) => Completion::info(format!(
-                        "acquire timeout, and deleting {path} failed: {e}"
+                        "acquire timeout ({pred}), and deleting {path} failed: {e}"
                     )),
                 };
             }
@@ -160,6 +166,14 @@ impl ZkLock {
             Err(_) => Completion::info("stat timed out"),
         }
     }
+}
+
+/// The wall clock in ms since the epoch, as ZooKeeper stamps a node's ctime (the servers and
+/// the workers share the host's clock unless a clock fault moved one: then the age says so).
+fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 trait IntoResult {
