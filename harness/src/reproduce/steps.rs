@@ -8,6 +8,9 @@
 //!   (`token > A.token`, `==`, `<`), or `acquired`;
 //! - an actor paused in the run is resumed before its next operation (the resume may be
 //!   recorded a moment after the operation it let through);
+//! - a fault with a size (a stall of the service, replies held back, a client clock moved)
+//!   becomes its step with the run's size; held-back replies end with `heal`, moved client
+//!   clocks with `nemesis: clock-real` once none is moved any more;
 //! - a stuck lock gets one more worker, already waiting when the holder's fault comes (`begin
 //!   acquire`) and trying again past ttl + recovery slack, as the run's other workers did.
 
@@ -47,6 +50,9 @@ struct State {
     let_go: BTreeSet<usize>,
     paused: BTreeSet<usize>,
     isolated: BTreeSet<usize>,
+    /// Whose replies are held back (`slow-reply`), whose client clock is moved.
+    shaped: BTreeSet<usize>,
+    clocked: BTreeSet<usize>,
     killed: BTreeSet<usize>,
     paused_nodes: Vec<String>,
     /// Per key, the highest token of the actors' accepted writes so far.
@@ -171,7 +177,28 @@ pub fn steps(stored: &Stored, anomaly: &Anomaly, cast: &[Actor], events: &[Entry
                 actor,
                 fault,
                 start,
-            } => worker_fault(&mut out, &mut st, cast, *actor, *fault, *start, from),
+                arg,
+            } => {
+                let struck = Struck {
+                    actor: *actor,
+                    fault: *fault,
+                    start: *start,
+                    arg: arg.as_deref(),
+                };
+                worker_fault(&mut out, &mut st, cast, struck, from)
+            }
+            Happened::ServiceFault {
+                fault: fault @ (FaultKind::StallService | FaultKind::StallLeader),
+                start,
+                arg,
+                ..
+            } => {
+                // One step: the stall thaws itself after its length; its stop line is not one.
+                if *start {
+                    let length = arg.as_deref().unwrap_or_default();
+                    out.push(line("nemesis", format!("{fault} {length}"), None, from));
+                }
+            }
             Happened::ServiceFault { nodes, start, .. } => {
                 for node in nodes {
                     let paused = st.paused_nodes.contains(node);
@@ -229,19 +256,29 @@ fn resume_first(out: &mut Vec<Line>, st: &mut State, cast: &[Actor], actor: usiz
     }
 }
 
-fn worker_fault(
-    out: &mut Vec<Line>,
-    st: &mut State,
-    cast: &[Actor],
+/// A fault on an actor's worker, as the timeline has it.
+struct Struck<'a> {
     actor: usize,
     fault: FaultKind,
     start: bool,
-    from: String,
-) {
+    arg: Option<&'a str>,
+}
+
+fn worker_fault(out: &mut Vec<Line>, st: &mut State, cast: &[Actor], s: Struck, from: String) {
+    let Struck {
+        actor,
+        fault,
+        start,
+        arg,
+    } = s;
     if st.killed.contains(&actor) {
         return;
     }
     let name = &cast[actor].name;
+    let step = |verb: FaultKind| match arg {
+        Some(a) => format!("{verb} {a}"),
+        None => verb.to_string(),
+    };
     match (fault, start) {
         (FaultKind::PauseHolder | FaultKind::PauseWorker, true) if st.paused.insert(actor) => {
             out.push(line(name, "pause", None, from));
@@ -263,6 +300,22 @@ fn worker_fault(
             if st.isolated.remove(&actor) =>
         {
             out.push(line(name, "heal", None, from));
+        }
+        (FaultKind::SlowReply, true) if st.shaped.insert(actor) => {
+            out.push(line(name, step(fault), None, from));
+        }
+        (FaultKind::SlowReply, false) if st.shaped.remove(&actor) => {
+            out.push(line(name, "heal", None, from));
+        }
+        (FaultKind::ClientClockJump | FaultKind::ClientClockSkew, true) => {
+            st.clocked.insert(actor);
+            out.push(line(name, step(fault), None, from));
+        }
+        (FaultKind::ClientClockJump | FaultKind::ClientClockSkew, false)
+            if st.clocked.remove(&actor) && st.clocked.is_empty() =>
+        {
+            // clock-real puts every clock back: only once no actor's clock is moved any more.
+            out.push(line("nemesis", "clock-real", None, from));
         }
         _ => {}
     }

@@ -151,3 +151,119 @@ fn an_anomaly_naming_no_granted_acquisition_is_refused() {
         "{e}"
     );
 }
+
+/// The history lines of `run` with `lines` put in after index `after` (times must fit).
+fn with_lines(mut run: Stored, lines: &[&str]) -> Stored {
+    run.history.extend(events(lines));
+    run.history.sort_by_key(|e| e.time);
+    run
+}
+
+fn controls(sc: &scenario::Scenario) -> Vec<&Control> {
+    sc.steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Control { control, .. } => Some(control),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Issue 27: a stall of the service (or its leader) in the anomaly's window becomes one
+/// `nemesis: stall-service <length>` step with the run's drawn length; its stop line adds none.
+#[test]
+fn a_stall_of_the_service_becomes_one_step_with_the_runs_length() {
+    let run = with_lines(
+        stale_write_run(),
+        &[
+            r#"{"index":10,"time":250,"process":"nemesis","type":"info","f":"start-stall-leader","value":{"fault":"stall-leader","length_ms":786,"targets":["etcd-2"]}}"#,
+            r#"{"index":11,"time":260,"process":"nemesis","type":"info","f":"stop-stall-leader","value":{"fault":"stall-leader","length_ms":786,"targets":["etcd-2"]}}"#,
+        ],
+    );
+    let made = make(&run, 1, None).unwrap();
+    assert!(
+        made.text.contains("nemesis: stall-leader 786ms"),
+        "{}",
+        made.text
+    );
+    let sc = scenario::parse(&made.text).unwrap();
+    let stalls: Vec<_> = controls(&sc)
+        .into_iter()
+        .filter(|c| matches!(c, Control::Stall { .. }))
+        .collect();
+    assert_eq!(
+        stalls,
+        [&Control::Stall {
+            leader: true,
+            length: "786ms".parse().unwrap()
+        }],
+        "{}",
+        made.text
+    );
+}
+
+/// Issue 27: replies held back from an actor and its client's clock moved become its
+/// `slow-reply <delay>` and `client-clock-jump <±ms>` / `client-clock-skew <f>x` steps, healed
+/// by `heal` and `nemesis: clock-real` where the run's stop lines were.
+#[test]
+fn held_back_replies_and_a_moved_client_clock_become_the_actors_steps() {
+    let run = with_lines(
+        stale_write_run(),
+        &[
+            r#"{"index":10,"time":110,"process":"nemesis","type":"info","f":"start-slow-reply","value":{"fault":"slow-reply","links":{"delay_ms":2000,"jitter_ms":0,"loss":0.0,"replies_only":true},"targets":["worker-1"]}}"#,
+            r#"{"index":11,"time":120,"process":"nemesis","type":"info","f":"stop-slow-reply","value":{"fault":"slow-reply","targets":["worker-1"]}}"#,
+            r#"{"index":12,"time":130,"process":"nemesis","type":"info","f":"start-client-clock-jump","value":{"fault":"client-clock-jump","clock":{"ahead":{"secs":-10.0}},"targets":["worker-1"]}}"#,
+            r#"{"index":13,"time":140,"process":"nemesis","type":"info","f":"stop-client-clock-jump","value":{"fault":"client-clock-jump","targets":["worker-1"]}}"#,
+            r#"{"index":14,"time":550,"process":"nemesis","type":"info","f":"start-client-clock-skew","value":{"fault":"client-clock-skew","clock":{"fast":{"factor":0.3333333}},"targets":["worker-2"]}}"#,
+        ],
+    );
+    let made = make(&run, 1, None).unwrap();
+    for step in [
+        "A: slow-reply 2000ms",
+        "A: heal",
+        "A: client-clock-jump -10000ms",
+        "nemesis: clock-real",
+        "B: client-clock-skew 0.333x",
+    ] {
+        assert!(made.text.contains(step), "{step} missing:\n{}", made.text);
+    }
+    let sc = scenario::parse(&made.text).unwrap();
+    let a: Vec<_> = sc
+        .steps
+        .iter()
+        .filter_map(worker)
+        .filter(|w| w.0 == "A")
+        .map(|w| w.1.clone())
+        .collect();
+    assert_eq!(
+        &a[..4],
+        [
+            Action::Acquire,
+            Action::SlowReply(Some("2s".parse().unwrap())),
+            Action::Heal,
+            Action::ClientClock(scenario::ClientClock::Jump { millis: -10_000 }),
+        ],
+        "{}",
+        made.text
+    );
+    assert!(
+        controls(&sc).contains(&&Control::ClockReal),
+        "{}",
+        made.text
+    );
+}
+
+/// Issue 27: a fault on an operation in flight is refused, naming the step to write by hand
+/// with the run's delay.
+#[test]
+fn a_fault_on_an_operation_in_flight_is_refused_naming_the_step_to_write() {
+    let run = with_lines(
+        stale_write_run(),
+        &[
+            r#"{"index":10,"time":150,"process":"nemesis","type":"info","f":"start-pause-releasing","value":{"fault":"pause-releasing","delay_ms":12,"targets":["worker-1"]}}"#,
+        ],
+    );
+    let e = make(&run, 1, None).unwrap_err();
+    assert!(e.0.contains("`pause-releasing after 12ms`"), "{e}");
+    assert!(e.0.contains("the anomaly followed pause-releasing"), "{e}");
+}

@@ -3,13 +3,16 @@
 //! them (the resource log, not the worker's view, and at the resource's time); its releases
 //! and their answers; the faults on its worker; and the faults on the lock service. Anything
 //! another worker did is left out: the scenario keeps only the acquisitions the evidence names.
-//! A fault in that window that no replay step can express is a [`Refusal`] naming it.
+//! A fault in that window that no replay step can express is a [`Refusal`] naming it. A fault
+//! that carries a size (a stall's length, replies' delay, a client clock's move) keeps it as the
+//! argument its replay step takes (docs/reproduce.md).
 
 use super::actors::Actor;
 use super::{Refusal, Stored};
 use results::fault::{scope_of, FaultKind, Scope};
 use results::nemesis_event::targets;
 use results::{Anomaly, OpResult, OpType, Process, F};
+use serde_json::Value;
 
 /// One thing that happened, to actor `actor` (an index into the cast) or to the service.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,17 +34,20 @@ pub enum Happened {
         actor: usize,
         answer: Option<OpResult>,
     },
-    /// A fault on the actor's worker began (`start`) or ended.
+    /// A fault on the actor's worker began (`start`) or ended; `arg` is its replay step's
+    /// argument (`700ms` of held-back replies, `+10000ms` or `3x` of a client clock).
     WorkerFault {
         actor: usize,
         fault: FaultKind,
         start: bool,
+        arg: Option<String>,
     },
-    /// A fault of the lock service on these nodes began or ended.
+    /// A fault of the lock service on these nodes began or ended; `arg` is a stall's length.
     ServiceFault {
         fault: FaultKind,
         nodes: Vec<String>,
         start: bool,
+        arg: Option<String>,
     },
 }
 
@@ -109,15 +115,14 @@ pub fn of(stored: &Stored, anomaly: &Anomaly, cast: &[Actor]) -> Result<Vec<Entr
             }
             (Process::Nemesis, F::Start(name) | F::Stop(name)) => {
                 let start = matches!(e.f, F::Start(_));
-                if let Some(what) = fault(e.time, name, start, &targets(e.value.as_ref()), cast)
-                    .map_err(|why| {
-                        Refusal::new(format!(
-                            "the anomaly followed {name} (history index {}, {:.3}s), and {why}",
-                            e.index,
-                            e.time as f64 / 1e9
-                        ))
-                    })?
-                {
+                let value = e.value.as_ref();
+                if let Some(what) = fault(e.time, name, start, value, cast).map_err(|why| {
+                    Refusal::new(format!(
+                        "the anomaly followed {name} (history index {}, {:.3}s), and {why}",
+                        e.index,
+                        e.time as f64 / 1e9
+                    ))
+                })? {
                     out.push(Entry {
                         time: e.time,
                         place: format!("index {}", e.index),
@@ -138,9 +143,10 @@ fn fault(
     time: u64,
     name: &str,
     start: bool,
-    targets: &[std::borrow::Cow<'_, str>],
+    value: Option<&Value>,
     cast: &[Actor],
 ) -> Result<Option<Happened>, String> {
+    let targets = targets(value);
     match scope_of(name) {
         Scope::Workers => {
             // The actor the target worker was at that moment: its latest grant before.
@@ -160,16 +166,22 @@ fn fault(
                     | FaultKind::KillHolder
                     | FaultKind::KillWorker
                     | FaultKind::IsolateHolder
-                    | FaultKind::IsolateWorker),
+                    | FaultKind::IsolateWorker
+                    | FaultKind::SlowReply
+                    | FaultKind::ClientClockJump
+                    | FaultKind::ClientClockSkew),
                 ) => Ok(Some(Happened::WorkerFault {
                     actor,
                     fault: f,
                     start,
+                    arg: if start { step_arg(f, value)? } else { None },
                 })),
+                Ok(f) if f.is_in_flight() => Err(in_flight(f, value)),
                 _ => Err(
                     "a replay step cannot express it yet: a scenario pauses, resumes, \
-                          kills, isolates and heals a worker (docs/reproduce.md, \"What a \
-                          replay cannot express\")"
+                          kills, isolates and heals a worker, holds its replies back and moves \
+                          its client's clock (docs/reproduce.md, \"What a replay cannot \
+                          express\")"
                         .to_string(),
                 ),
             }
@@ -180,22 +192,66 @@ fn fault(
                 .to_string(),
         ),
         Scope::LockService => match name.parse::<FaultKind>() {
-            Ok(f @ (FaultKind::PauseNode | FaultKind::PauseLeader)) => {
-                Ok(Some(Happened::ServiceFault {
-                    fault: f,
-                    nodes: targets.iter().map(|t| t.to_string()).collect(),
-                    start,
-                }))
-            }
+            Ok(
+                f @ (FaultKind::PauseNode
+                | FaultKind::PauseLeader
+                | FaultKind::StallService
+                | FaultKind::StallLeader),
+            ) => Ok(Some(Happened::ServiceFault {
+                fault: f,
+                nodes: targets.iter().map(|t| t.to_string()).collect(),
+                start,
+                arg: if start { step_arg(f, value)? } else { None },
+            })),
             _ => Err(
                 "a replay step cannot express that fault of the lock service yet: a \
-                      scenario pauses and resumes a node, cuts a Redis master from its replicas \
-                      and jumps clocks by a given amount (docs/reproduce.md, \"What a replay \
-                      cannot express\")"
+                      scenario pauses and resumes a node, stalls the service or its leader, cuts \
+                      a Redis master from its replicas and jumps clocks by a given amount \
+                      (docs/reproduce.md, \"What a replay cannot express\")"
                     .to_string(),
             ),
         },
     }
+}
+
+/// The argument of a sized fault's replay step, read from its start line's value: a stall's
+/// `length_ms`, the held-back replies' `links.delay_ms`, a client clock's `clock` setting.
+fn step_arg(fault: FaultKind, value: Option<&Value>) -> Result<Option<String>, String> {
+    let field = |path: &[&str]| {
+        path.iter()
+            .try_fold(value?, |v, k| v.get(*k))
+            .and_then(Value::as_f64)
+    };
+    let arg = match fault {
+        FaultKind::StallService | FaultKind::StallLeader => {
+            field(&["length_ms"]).map(|ms| format!("{ms:.0}ms"))
+        }
+        FaultKind::SlowReply => field(&["links", "delay_ms"]).map(|ms| format!("{ms:.0}ms")),
+        FaultKind::ClientClockJump => {
+            field(&["clock", "ahead", "secs"]).map(|s| format!("{:+.0}ms", s * 1000.0))
+        }
+        FaultKind::ClientClockSkew => field(&["clock", "fast", "factor"]).map(|f| {
+            let f = format!("{f:.3}");
+            format!("{}x", f.trim_end_matches('0').trim_end_matches('.'))
+        }),
+        _ => return Ok(None),
+    };
+    arg.map(Some).ok_or_else(|| {
+        "its start line does not say how much (a run older than the field?)".to_string()
+    })
+}
+
+/// Why a fault on an operation in flight is not translated yet, with the step to write by hand.
+fn in_flight(fault: FaultKind, value: Option<&Value>) -> String {
+    let after = value
+        .and_then(|v| v.get("delay_ms"))
+        .and_then(Value::as_u64)
+        .map_or(String::new(), |ms| format!(" after {ms}ms"));
+    format!(
+        "it struck an operation in flight, which reproduce does not yet fold into that \
+         operation's step: write the scenario by hand with the step `{fault}{after}` in place of \
+         the operation (docs/reproduce.md, \"What a replay cannot express\")"
+    )
 }
 
 /// A written value as one scenario word: the run's own value when it is a plain word (`3-4`,
