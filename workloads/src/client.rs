@@ -120,9 +120,11 @@ pub trait Client: Send + Sync {
         None
     }
 
-    /// Forgets the hold without releasing it (after an indeterminate outcome the process is
-    /// retired; the lease is left to expire as if the client had crashed).
-    fn abandon<'a>(&'a self, _hold: &'a Grant) -> BoxFuture<'a, ()> {
+    /// Forgets whatever the client holds or may hold, without releasing it, as if it had
+    /// crashed: after any `info` the process is retired (docs/design.md, "history.jsonl"), and
+    /// an acquire or a release that ended `info` may have left a lease, a node or a session
+    /// behind that only the client's end lets expire. Called after every `info`, hold or not.
+    fn abandon(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})
     }
 }

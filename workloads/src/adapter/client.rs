@@ -303,7 +303,7 @@ impl Client for AdapterClient {
         })
     }
 
-    fn abandon<'a>(&'a self, _grant: &'a Grant) -> BoxFuture<'a, ()> {
+    fn abandon(&self) -> BoxFuture<'_, ()> {
         // As if the client had crashed: the library's session dies with the adapter.
         Box::pin(self.kill())
     }

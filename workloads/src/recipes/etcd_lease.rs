@@ -167,7 +167,7 @@ impl Client for EtcdLease {
         })
     }
 
-    fn abandon<'a>(&'a self, _hold: &'a Grant) -> BoxFuture<'a, ()> {
+    fn abandon(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             if let Some(mut k) = self.lease.lock().await.take() {
                 k.abandon();

@@ -166,7 +166,7 @@ impl Client for EtcdLock {
         })
     }
 
-    fn abandon<'a>(&'a self, _hold: &'a Grant) -> BoxFuture<'a, ()> {
+    fn abandon(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             if let Some(mut h) = self.held.lock().await.take() {
                 h.lease.abandon();

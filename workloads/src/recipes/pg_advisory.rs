@@ -250,7 +250,7 @@ impl Client for PgAdvisory {
         })
     }
 
-    fn abandon<'a>(&'a self, _hold: &'a Grant) -> BoxFuture<'a, ()> {
+    fn abandon(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move { self.close() })
     }
 }

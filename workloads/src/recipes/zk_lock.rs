@@ -279,7 +279,7 @@ impl Client for ZkLock {
         })
     }
 
-    fn abandon<'a>(&'a self, _hold: &'a Grant) -> BoxFuture<'a, ()> {
+    fn abandon(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move { self.forget_session().await })
     }
 }

@@ -126,10 +126,13 @@ impl Worker {
             }
             Op::Release { process: _ } => self.release().await,
             Op::Abandon => {
+                // With or without a hold: an acquire or a release that ended `info` took none
+                // with it, but may have left one behind in the client (zk-lock's node of a live
+                // session blocked every later acquire until this was so; docs/findings.md).
                 if let Some(mut t) = self.current.take() {
                     t.stop();
-                    self.client.abandon(t.hold()).await;
                 }
+                self.client.abandon().await;
                 Outcome::bare(OpType::Ok)
             }
         }
@@ -232,15 +235,7 @@ impl Worker {
                 ..Outcome::bare(OpType::Fail)
             },
             Completion::Fail(e) => Outcome::with_error(OpType::Fail, e),
-            Completion::Info(e) => {
-                // The process is retired after an `info` and the driver's `Abandon` follows, but
-                // the hold was taken for this release: the client forgets it now, as if it had
-                // crashed. Without this a recipe kept the session whose node the release may not
-                // have deleted (zk-lock: its own next acquire queued behind that node for
-                // ever; docs/findings.md).
-                self.client.abandon(t.hold()).await;
-                Outcome::with_error(OpType::Info, e)
-            }
+            Completion::Info(e) => Outcome::with_error(OpType::Info, e),
         }
     }
 }

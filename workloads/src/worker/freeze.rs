@@ -84,8 +84,8 @@ impl Client for FrozenClient {
         Box::pin(self.gated(self.inner.release(hold)))
     }
 
-    fn abandon<'a>(&'a self, hold: &'a Grant) -> BoxFuture<'a, ()> {
-        Box::pin(self.gated(self.inner.abandon(hold)))
+    fn abandon(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.gated(self.inner.abandon()))
     }
 }
 

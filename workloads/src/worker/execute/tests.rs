@@ -1,6 +1,6 @@
-//! The worker's side of an indeterminate release: the client is told to abandon the hold it
-//! could not release, as after any `info` (docs/design.md, "Client adapters": after an `info`
-//! the process is retired and its client forgets the hold as if it had crashed).
+//! The worker's side of an indeterminate acquire or release: after any `info` the driver retires
+//! the process and sends `Abandon`, and the client forgets whatever it may hold as if it had
+//! crashed (docs/design.md, "history.jsonl"), even though the worker itself holds nothing.
 
 use super::*;
 use crate::client::Grant;
@@ -11,15 +11,20 @@ use futures::future::BoxFuture;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-/// A client whose release never answers (the service stalled), counting abandons.
+/// A client whose release never answers (the service stalled), counting abandons; its acquire
+/// ends `info` when `lost_acquire` is set (a reply lost after the request landed).
 #[derive(Default)]
 struct Stalled {
     abandoned: AtomicUsize,
+    lost_acquire: std::sync::atomic::AtomicBool,
 }
 
 impl Client for Stalled {
     fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Grant>> {
         Box::pin(async move {
+            if self.lost_acquire.load(Ordering::SeqCst) {
+                return Completion::info("create: connection loss");
+            }
             Completion::Ok(Grant {
                 lock: lock.to_string(),
                 owner: "me".into(),
@@ -36,15 +41,13 @@ impl Client for Stalled {
     fn release<'a>(&'a self, _hold: &'a Grant) -> BoxFuture<'a, Completion<()>> {
         Box::pin(std::future::pending())
     }
-    fn abandon<'a>(&'a self, _hold: &'a Grant) -> BoxFuture<'a, ()> {
+    fn abandon(&self) -> BoxFuture<'_, ()> {
         self.abandoned.fetch_add(1, Ordering::SeqCst);
         Box::pin(async {})
     }
 }
 
-#[tokio::test]
-async fn a_release_that_timed_out_abandons_the_hold_in_the_client() {
-    let client = Arc::new(Stalled::default());
+fn worker(client: Arc<Stalled>) -> Worker {
     let cfg = RawRecipeConfig {
         ttl: Some(Duration::from_secs(2)),
         ..RawRecipeConfig::default()
@@ -52,24 +55,40 @@ async fn a_release_that_timed_out_abandons_the_hold_in_the_client() {
     .validate(RecipeKind::Memory)
     .unwrap();
     let resource = MemoryResource::new(MemoryMode::Strict, results::RunClock::start());
-    let mut w = Worker::new(
+    Worker::new(
         "worker-1",
-        client.clone(),
+        client,
         Box::new(resource),
         cfg,
         Discipline::default(),
-    );
-    let got = w
-        .execute(Op::Acquire {
-            process: 0,
-            lock: "l".into(),
-        })
-        .await;
-    assert_eq!(got.kind, OpType::Ok);
+    )
+}
+
+fn acquire() -> Op {
+    Op::Acquire {
+        process: 0,
+        lock: "l".into(),
+    }
+}
+
+#[tokio::test]
+async fn after_a_release_that_timed_out_the_client_abandons_what_it_may_hold() {
+    let client = Arc::new(Stalled::default());
+    let mut w = worker(client.clone());
+    assert_eq!(w.execute(acquire()).await.kind, OpType::Ok);
     let released = w.execute(Op::Release { process: 0 }).await;
     assert_eq!(released.kind, OpType::Info, "{released:?}");
+    // The hold went with the release; the driver's Abandon still reaches the client.
+    w.execute(Op::Abandon).await;
     assert_eq!(client.abandoned.load(Ordering::SeqCst), 1);
-    // The driver's Abandon after the info finds nothing more to forget.
+}
+
+#[tokio::test]
+async fn after_an_acquire_that_ended_info_the_client_abandons_what_it_may_hold() {
+    let client = Arc::new(Stalled::default());
+    client.lost_acquire.store(true, Ordering::SeqCst);
+    let mut w = worker(client.clone());
+    assert_eq!(w.execute(acquire()).await.kind, OpType::Info);
     w.execute(Op::Abandon).await;
     assert_eq!(client.abandoned.load(Ordering::SeqCst), 1);
 }
