@@ -11,6 +11,9 @@
 //! - a fault with a size (a stall of the service, replies held back, a client clock moved)
 //!   becomes its step with the run's size; held-back replies end with `heal`, moved client
 //!   clocks with `nemesis: clock-real` once none is moved any more;
+//! - a release struck in flight (`pause-releasing`, `isolate-releasing`) is that fault's step in
+//!   place of the release, sent when the run's fault came; the release's completion adds no
+//!   step of its own, its resume or heal comes where the run's stop line was;
 //! - a stuck lock gets one more worker, already waiting when the holder's fault comes (`begin
 //!   acquire`) and trying again past ttl + recovery slack, as the run's other workers did.
 
@@ -53,6 +56,8 @@ struct State {
     /// Whose replies are held back (`slow-reply`), whose client clock is moved.
     shaped: BTreeSet<usize>,
     clocked: BTreeSet<usize>,
+    /// Whose release was sent by a fault's step (`pause-releasing`), answered later.
+    releasing: BTreeSet<usize>,
     killed: BTreeSet<usize>,
     paused_nodes: Vec<String>,
     /// Per key, the highest token of the actors' accepted writes so far.
@@ -160,6 +165,13 @@ pub fn steps(stored: &Stored, anomaly: &Anomaly, cast: &[Actor], events: &[Entry
             }
             Happened::Released { actor, answer } => {
                 if st.killed.contains(actor) {
+                    continue;
+                }
+                if st.releasing.remove(actor) {
+                    // Sent by the fault's step; its answer is the pending operation's.
+                    if *answer == Some(results::OpResult::Released) {
+                        st.let_go.insert(*actor);
+                    }
                     continue;
                 }
                 resume_first(&mut out, &mut st, cast, *actor);
@@ -283,8 +295,18 @@ fn worker_fault(out: &mut Vec<Line>, st: &mut State, cast: &[Actor], s: Struck, 
         (FaultKind::PauseHolder | FaultKind::PauseWorker, true) if st.paused.insert(actor) => {
             out.push(line(name, "pause", None, from));
         }
-        (FaultKind::PauseHolder | FaultKind::PauseWorker, false) if st.paused.remove(&actor) => {
+        (FaultKind::PauseHolder | FaultKind::PauseWorker | FaultKind::PauseReleasing, false)
+            if st.paused.remove(&actor) =>
+        {
             out.push(line(name, "resume", None, from));
+        }
+        (FaultKind::PauseReleasing, true) if st.paused.insert(actor) => {
+            st.releasing.insert(actor);
+            out.push(line(name, step(fault), None, from));
+        }
+        (FaultKind::IsolateReleasing, true) if st.isolated.insert(actor) => {
+            st.releasing.insert(actor);
+            out.push(line(name, step(fault), None, from));
         }
         (FaultKind::KillHolder | FaultKind::KillWorker, true) => {
             st.killed.insert(actor);
@@ -296,9 +318,10 @@ fn worker_fault(out: &mut Vec<Line>, st: &mut State, cast: &[Actor], s: Struck, 
         {
             out.push(line(name, "isolate", None, from));
         }
-        (FaultKind::IsolateHolder | FaultKind::IsolateWorker, false)
-            if st.isolated.remove(&actor) =>
-        {
+        (
+            FaultKind::IsolateHolder | FaultKind::IsolateWorker | FaultKind::IsolateReleasing,
+            false,
+        ) if st.isolated.remove(&actor) => {
             out.push(line(name, "heal", None, from));
         }
         (FaultKind::SlowReply, true) if st.shaped.insert(actor) => {

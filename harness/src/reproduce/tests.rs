@@ -253,17 +253,64 @@ fn held_back_replies_and_a_moved_client_clock_become_the_actors_steps() {
     );
 }
 
-/// Issue 27: a fault on an operation in flight is refused, naming the step to write by hand
-/// with the run's delay.
+/// Issue 27: a fault on an acquire in flight is refused, naming the step to write by hand with
+/// the run's delay.
 #[test]
-fn a_fault_on_an_operation_in_flight_is_refused_naming_the_step_to_write() {
+fn a_fault_on_an_acquire_in_flight_is_refused_naming_the_step_to_write() {
     let run = with_lines(
         stale_write_run(),
         &[
-            r#"{"index":10,"time":150,"process":"nemesis","type":"info","f":"start-pause-releasing","value":{"fault":"pause-releasing","delay_ms":12,"targets":["worker-1"]}}"#,
+            r#"{"index":10,"time":150,"process":"nemesis","type":"info","f":"start-pause-acquiring","value":{"fault":"pause-acquiring","delay_ms":12,"targets":["worker-1"]}}"#,
         ],
     );
     let e = make(&run, 1, None).unwrap_err();
-    assert!(e.0.contains("`pause-releasing after 12ms`"), "{e}");
-    assert!(e.0.contains("the anomaly followed pause-releasing"), "{e}");
+    assert!(e.0.contains("`pause-acquiring after 12ms`"), "{e}");
+    assert!(e.0.contains("the anomaly followed pause-acquiring"), "{e}");
+}
+
+/// Issue 27: a release struck in flight becomes that fault's step in place of the release, its
+/// completion no step of its own, its resume where the run's stop line was.
+#[test]
+fn a_release_paused_in_flight_is_the_faults_step_in_place_of_the_release() {
+    let run = with_lines(
+        stale_write_run(),
+        &[
+            r#"{"index":10,"time":650,"process":"nemesis","type":"info","f":"start-pause-releasing","value":{"fault":"pause-releasing","invoke_index":9,"targets":["worker-2"]}}"#,
+            r#"{"index":11,"time":660,"process":1,"type":"ok","f":"release","lock":"l","owner":"worker-2","lease":"b","token":7,"result":"released"}"#,
+            r#"{"index":12,"time":670,"process":"nemesis","type":"info","f":"stop-pause-releasing","value":{"fault":"pause-releasing","targets":["worker-2"]}}"#,
+        ],
+    );
+    let made = make(&run, 1, None).unwrap();
+    let sc = scenario::parse(&made.text).unwrap();
+    let b: Vec<_> = sc
+        .steps
+        .iter()
+        .filter_map(worker)
+        .filter(|w| w.0 == "B")
+        .map(|w| w.1.clone())
+        .collect();
+    assert_eq!(
+        b,
+        [
+            Action::Acquire,
+            Action::Write("1-1".into()),
+            Action::PauseReleasing("0ms".parse().unwrap()),
+            Action::Resume,
+        ],
+        "{}",
+        made.text
+    );
+    // A delay the run recorded is kept; an isolation is healed where its stop was.
+    let cut = with_lines(
+        stale_write_run(),
+        &[
+            r#"{"index":10,"time":650,"process":"nemesis","type":"info","f":"start-isolate-releasing","value":{"fault":"isolate-releasing","delay_ms":7,"targets":["worker-2"]}}"#,
+            r#"{"index":11,"time":660,"process":1,"type":"info","f":"release","lock":"l","owner":"worker-2","lease":"b","token":7}"#,
+            r#"{"index":12,"time":670,"process":"nemesis","type":"info","f":"stop-isolate-releasing","value":{"fault":"isolate-releasing","targets":["worker-2"]}}"#,
+        ],
+    );
+    let text = make(&cut, 1, None).unwrap().text;
+    assert!(text.contains("B: isolate-releasing after 7ms"), "{text}");
+    assert!(text.contains("B: heal"), "{text}");
+    assert!(!text.contains("B: release"), "{text}");
 }

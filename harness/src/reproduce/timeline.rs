@@ -169,7 +169,9 @@ fn fault(
                     | FaultKind::IsolateWorker
                     | FaultKind::SlowReply
                     | FaultKind::ClientClockJump
-                    | FaultKind::ClientClockSkew),
+                    | FaultKind::ClientClockSkew
+                    | FaultKind::PauseReleasing
+                    | FaultKind::IsolateReleasing),
                 ) => Ok(Some(Happened::WorkerFault {
                     actor,
                     fault: f,
@@ -234,6 +236,10 @@ fn step_arg(fault: FaultKind, value: Option<&Value>) -> Result<Option<String>, S
             let f = format!("{f:.3}");
             format!("{}x", f.trim_end_matches('0').trim_end_matches('.'))
         }),
+        // Struck as soon as the release was seen in flight: at once, unless a delay is named.
+        FaultKind::PauseReleasing | FaultKind::IsolateReleasing => {
+            return Ok(field(&["delay_ms"]).map(|ms| format!("after {ms:.0}ms")))
+        }
         _ => return Ok(None),
     };
     arg.map(Some).ok_or_else(|| {
@@ -241,16 +247,16 @@ fn step_arg(fault: FaultKind, value: Option<&Value>) -> Result<Option<String>, S
     })
 }
 
-/// Why a fault on an operation in flight is not translated yet, with the step to write by hand.
+/// Why a fault on an acquire in flight is not translated yet, with the step to write by hand.
 fn in_flight(fault: FaultKind, value: Option<&Value>) -> String {
     let after = value
         .and_then(|v| v.get("delay_ms"))
         .and_then(Value::as_u64)
         .map_or(String::new(), |ms| format!(" after {ms}ms"));
     format!(
-        "it struck an operation in flight, which reproduce does not yet fold into that \
-         operation's step: write the scenario by hand with the step `{fault}{after}` in place of \
-         the operation (docs/reproduce.md, \"What a replay cannot express\")"
+        "it struck an acquire in flight, which reproduce does not yet fold into that acquire's \
+         step: write the scenario by hand with the step `{fault}{after}` in place of the \
+         acquire (docs/reproduce.md, \"What a replay cannot express\")"
     )
 }
 
