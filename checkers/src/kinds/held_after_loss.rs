@@ -14,8 +14,10 @@
 //! before the question left, it is no later than the question; B's `ok` is stamped after B's
 //! reply arrived, so no earlier than the grant.
 //!
-//! Memory: per process its latest acquisition of each lock and its pending check;
-//! per lock the acquisitions no later grant has superseded yet (a handful).
+//! Memory: per lock, each process's latest acquisition of it, and for one another grant has
+//! superseded, that grant (kept until the process next acquires the lock: a check may ask about
+//! an acquisition superseded long before). A grant looks only at the lock's acquisitions not
+//! superseded yet (a handful); the shared records are counted references, never copies.
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
@@ -26,24 +28,30 @@ use crate::name::text;
 use crate::procs::PerProcess;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
-use std::rc::Rc;
 
-/// One process's latest acquisition of a lock, and the grant that superseded it.
+/// A process's latest acquisition of a lock, after another process's grant superseded it.
 #[derive(Debug)]
-struct Mine {
+struct Superseded {
     hold: Hold,
-    superseded_by: Option<Hold>,
+    by: Hold,
     /// Reported once per acquisition: a library asked every second repeats the same belief.
     reported: bool,
+}
+
+/// One lock's latest acquisitions, one per process that acquired it: each either current or
+/// superseded, never both.
+#[derive(Debug, Default)]
+struct LockState {
+    /// Not superseded yet, in no particular order (a grant looks at each).
+    current: Vec<Hold>,
+    /// Superseded, by process.
+    superseded: PerProcess<Superseded>,
 }
 
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct HeldAfterLoss {
-    /// Per process: its latest acquisition of each lock.
-    mine: PerProcess<Vec<Mine>>,
-    /// Per lock: the acquisitions not superseded yet.
-    current: PerLock<Vec<Hold>>,
+    locks: PerLock<LockState>,
     /// Per process: index and time of its pending check invoke.
     asking: PerProcess<(u64, u64)>,
     /// Checks answered (any answer).
@@ -101,36 +109,35 @@ impl Checker for HeldAfterLoss {
 impl HeldAfterLoss {
     /// Acquisition `b` of process `q` completed; its acquire was invoked at index `invoked`.
     fn granted(&mut self, q: u32, b: &Hold, invoked: Option<u64>) {
-        let current = self.current.at(b.lock);
-        let mine = &mut self.mine;
-        current.retain(|a| {
+        let LockState {
+            current,
+            superseded,
+        } = self.locks.at(b.lock);
+        let mut k = 0;
+        while let Some(a) = current.get(k) {
             if a.process == q {
-                return false; // q's own earlier acquisition: replaced below
+                current.swap_remove(k); // q's own earlier acquisition: replaced below
+                continue;
             }
             let after = invoked.is_some_and(|i| i > a.index);
             let older = a.token.zip(b.token).is_some_and(|(a, b)| b < a);
             if !after || older {
-                return true;
+                k += 1;
+                continue;
             }
-            if let Some(m) = mine
-                .get_mut(a.process)
-                .and_then(|l| l.iter_mut().find(|m| Rc::ptr_eq(&m.hold, a)))
-            {
-                m.superseded_by = Some(b.clone());
-            }
-            false
-        });
-        current.push(b.clone());
-        let list = self.mine.at(q);
-        let fresh = Mine {
-            hold: b.clone(),
-            superseded_by: None,
-            reported: false,
-        };
-        match list.iter_mut().find(|m| m.hold.lock == b.lock) {
-            Some(m) => *m = fresh,
-            None => list.push(fresh),
+            let hold = current.swap_remove(k);
+            let by = b.clone();
+            superseded.insert(
+                hold.process,
+                Superseded {
+                    hold,
+                    by,
+                    reported: false,
+                },
+            );
         }
+        superseded.remove(q);
+        current.push(b.clone());
     }
 
     /// Process `p`'s check of `lock`, asked at `asked` (index, time), answered held.
@@ -143,23 +150,24 @@ impl HeldAfterLoss {
         cx: &Context<'_>,
         out: &mut Findings,
     ) {
-        let Some(m) = self.mine.get_mut(p).and_then(|l| {
-            l.iter_mut().find(|m| {
-                m.hold.lock == lock
-                    && e.lease
-                        .as_deref()
-                        .is_none_or(|l| m.hold.lease().is_none_or(|h| h == l))
+        // p's latest acquisition of the lock, if another's grant superseded it (a current one
+        // is still p's to believe in).
+        let Some(m) = self
+            .locks
+            .get_mut(lock)
+            .and_then(|l| l.superseded.get_mut(p))
+            .filter(|m| {
+                e.lease
+                    .as_deref()
+                    .is_none_or(|l| m.hold.lease().is_none_or(|h| h == l))
             })
-        }) else {
+        else {
             return;
         };
-        let Some(b) = m.superseded_by.as_ref().filter(|b| b.time < asked.1) else {
-            return;
-        };
-        if std::mem::replace(&mut m.reported, true) {
+        if m.by.time >= asked.1 || std::mem::replace(&mut m.reported, true) {
             return;
         }
-        report(p, &m.hold, b, asked, e, cx.locks.name(lock), out);
+        report(p, &m.hold, &m.by, asked, e, cx.locks.name(lock), out);
     }
 }
 
