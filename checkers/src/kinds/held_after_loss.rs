@@ -14,46 +14,28 @@
 //! before the question left, it is no later than the question; B's `ok` is stamped after B's
 //! reply arrived, so no earlier than the grant.
 //!
-//! Memory: per lock, each process's latest acquisition of it, and for one another grant has
-//! superseded, that grant (kept until the process next acquires the lock: a check may ask about
-//! an acquisition superseded long before). A grant looks only at the lock's acquisitions not
-//! superseded yet (a handful); the shared records are counted references, never copies.
+//! Which acquisition superseded which is the hold book's ([`crate::holds::latest`]), kept from
+//! the acquire `ok`s it takes in anyway: this checker is visited for `check` lines alone. Memory:
+//! per process its pending check, and per lock the acquisition it last reported.
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::holds::Hold;
 use crate::kinds::concurrent_holders::fmt_token;
-use crate::locks::{LockId, PerLock};
+use crate::locks::LockId;
 use crate::name::text;
 use crate::procs::PerProcess;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
 
-/// A process's latest acquisition of a lock, after another process's grant superseded it.
-#[derive(Debug)]
-struct Superseded {
-    hold: Hold,
-    by: Hold,
-    /// Reported once per acquisition: a library asked every second repeats the same belief.
-    reported: bool,
-}
-
-/// One lock's latest acquisitions, one per process that acquired it: each either current or
-/// superseded, never both.
-#[derive(Debug, Default)]
-struct LockState {
-    /// Not superseded yet, in no particular order (a grant looks at each).
-    current: Vec<Hold>,
-    /// Superseded, by process.
-    superseded: PerProcess<Superseded>,
-}
-
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct HeldAfterLoss {
-    locks: PerLock<LockState>,
     /// Per process: index and time of its pending check invoke.
     asking: PerProcess<(u64, u64)>,
+    /// Per process: for each lock, the history index of the acquisition last reported (once per
+    /// acquisition: a library asked every second repeats the same belief).
+    reported: PerProcess<Vec<(LockId, u64)>>,
     /// Checks answered (any answer).
     answered: u64,
 }
@@ -64,10 +46,10 @@ impl Checker for HeldAfterLoss {
     }
 
     fn interests(&self) -> Interests {
-        // Not the acquire invokes: a grant's invoke comes from the shared hold book, and the
-        // engine's calls for them, each doing nothing, were 2% of the engine's instructions on
-        // vs_porcupine's histories.
-        Interests::ACQUIRE.only(OpType::Ok) | Interests::CHECK
+        // Not the acquires: the shared hold book follows which grant superseded which, and the
+        // engine's calls for every acquire `ok` were 2% of its instructions on vs_porcupine's
+        // histories (and the invokes, each doing nothing, 2% more).
+        Interests::CHECK
     }
 
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
@@ -75,11 +57,6 @@ impl Checker for HeldAfterLoss {
             return;
         };
         match (&e.f, e.kind) {
-            (F::Acquire, OpType::Ok) => {
-                if let Some(b) = cx.acquired {
-                    self.granted(p, b, cx.holds.pending_since(p).map(|(i, _)| i));
-                }
-            }
             (F::Check, OpType::Invoke) => drop(self.asking.insert(p, (e.index, e.time))),
             (F::Check, kind) => {
                 let asked = self.asking.remove(p);
@@ -107,39 +84,6 @@ impl Checker for HeldAfterLoss {
 }
 
 impl HeldAfterLoss {
-    /// Acquisition `b` of process `q` completed; its acquire was invoked at index `invoked`.
-    fn granted(&mut self, q: u32, b: &Hold, invoked: Option<u64>) {
-        let LockState {
-            current,
-            superseded,
-        } = self.locks.at(b.lock);
-        let mut k = 0;
-        while let Some(a) = current.get(k) {
-            if a.process == q {
-                current.swap_remove(k); // q's own earlier acquisition: replaced below
-                continue;
-            }
-            let after = invoked.is_some_and(|i| i > a.index);
-            let older = a.token.zip(b.token).is_some_and(|(a, b)| b < a);
-            if !after || older {
-                k += 1;
-                continue;
-            }
-            let hold = current.swap_remove(k);
-            let by = b.clone();
-            superseded.insert(
-                hold.process,
-                Superseded {
-                    hold,
-                    by,
-                    reported: false,
-                },
-            );
-        }
-        superseded.remove(q);
-        current.push(b.clone());
-    }
-
     /// Process `p`'s check of `lock`, asked at `asked` (index, time), answered held.
     fn held(
         &mut self,
@@ -152,22 +96,23 @@ impl HeldAfterLoss {
     ) {
         // p's latest acquisition of the lock, if another's grant superseded it (a current one
         // is still p's to believe in).
-        let Some(m) = self
-            .locks
-            .get_mut(lock)
-            .and_then(|l| l.superseded.get_mut(p))
-            .filter(|m| {
-                e.lease
-                    .as_deref()
-                    .is_none_or(|l| m.hold.lease().is_none_or(|h| h == l))
-            })
-        else {
+        let Some((a, b)) = cx.holds.latest().superseded(p, lock).filter(|(a, _)| {
+            e.lease
+                .as_deref()
+                .is_none_or(|l| a.lease().is_none_or(|h| h == l))
+        }) else {
             return;
         };
-        if m.by.time >= asked.1 || std::mem::replace(&mut m.reported, true) {
+        if b.time >= asked.1 {
             return;
         }
-        report(p, &m.hold, &m.by, asked, e, cx.locks.name(lock), out);
+        let reported = self.reported.at(p);
+        match reported.iter_mut().find(|(l, _)| *l == lock) {
+            Some((_, index)) if *index == a.index => return,
+            Some((_, index)) => *index = a.index,
+            None => reported.push((lock, a.index)),
+        }
+        report(p, a, b, asked, e, cx.locks.name(lock), out);
     }
 }
 
