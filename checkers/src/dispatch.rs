@@ -6,6 +6,11 @@
 //! of the instructions the check gained (it now reads each acquire's invoke from the shared hold
 //! book, and sees only the `ok`). The standard set is listed here once;
 //! [`crate::all_checkers`] boxes the same list.
+//!
+//! Direct, but not inlined ([`out_of_line`]): with every checker's event path inlined into the
+//! engine's loop over them, the compiler kept less of the loop in registers and set up more for
+//! every event than the calls cost: out of line, the engine ran 2.3% fewer instructions on
+//! vs_porcupine's histories (2.411 G to 2.356 G, callgrind).
 
 use crate::checker::{Checker, Context, Findings};
 use crate::kinds::{
@@ -45,20 +50,26 @@ pub(crate) fn standard(cfg: &CheckConfig) -> Vec<Dispatch> {
     ]
 }
 
+/// One checker's [`Checker::event`], called (see the module doc).
+#[inline(never)]
+fn out_of_line<C: Checker>(c: &mut C, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
+    c.event(e, cx, out)
+}
+
 impl Dispatch {
     /// [`Checker::event`], called directly where the checker's type is known.
     #[inline]
     pub(crate) fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
         match self {
-            Dispatch::StaleAcceptedWrite(c) => c.event(e, cx, out),
-            Dispatch::DuplicateToken(c) => c.event(e, cx, out),
-            Dispatch::TokenRegression(c) => c.event(e, cx, out),
-            Dispatch::DoubleRelease(c) => c.event(e, cx, out),
-            Dispatch::ConcurrentHolders(c) => c.event(e, cx, out),
-            Dispatch::LostUpdate(c) => c.event(e, cx, out),
-            Dispatch::DuplicateEffect(c) => c.event(e, cx, out),
-            Dispatch::StuckLock(c) => c.event(e, cx, out),
-            Dispatch::HeldAfterLoss(c) => c.event(e, cx, out),
+            Dispatch::StaleAcceptedWrite(c) => out_of_line(c, e, cx, out),
+            Dispatch::DuplicateToken(c) => out_of_line(c, e, cx, out),
+            Dispatch::TokenRegression(c) => out_of_line(c, e, cx, out),
+            Dispatch::DoubleRelease(c) => out_of_line(c, e, cx, out),
+            Dispatch::ConcurrentHolders(c) => out_of_line(c, e, cx, out),
+            Dispatch::LostUpdate(c) => out_of_line(c, e, cx, out),
+            Dispatch::DuplicateEffect(c) => out_of_line(c, e, cx, out),
+            Dispatch::StuckLock(c) => out_of_line(c, e, cx, out),
+            Dispatch::HeldAfterLoss(c) => out_of_line(c, e, cx, out),
             Dispatch::Other(c) => c.event(e, cx, out),
         }
     }

@@ -56,8 +56,10 @@ pub struct Engine {
     exceptions: (u64, Option<(u64, String)>),
     resource_entries: u64,
     /// The time of the first event, and the latest time of any.
-    first_time: Option<u64>,
-    last_time: Option<u64>,
+    /// Plain numbers, not options kept up to date for every event: `events` says whether there
+    /// was one.
+    first_time: u64,
+    last_time: u64,
     resource_log: ResourceLog,
 }
 
@@ -143,17 +145,19 @@ impl Engine {
             unplanned: unplanned::Unplanned::default(),
             exceptions: (0, None),
             resource_entries: 0,
-            first_time: None,
-            last_time: None,
+            first_time: 0,
+            last_time: 0,
             resource_log: ResourceLog::Present,
         }
     }
 
     /// Feeds one history event (in file order) to every checker still running.
     pub fn event(&mut self, e: &EventRef<'_>) {
+        if self.events == 0 {
+            self.first_time = e.time;
+        }
         self.events += 1;
-        self.first_time.get_or_insert(e.time);
-        self.last_time = Some(self.last_time.map_or(e.time, |t| t.max(e.time)));
+        self.last_time = self.last_time.max(e.time);
         let bit = Interests::of(e);
         let route = route(bit);
         self.seen[route] += 1;
@@ -261,6 +265,11 @@ impl Engine {
         }
     }
 
+    /// The first event's time and the latest of any, if there was an event.
+    fn times(&self) -> Option<(u64, u64)> {
+        (self.events > 0).then_some((self.first_time, self.last_time))
+    }
+
     /// Says the resource log could not be read; checkers that need it become unknown.
     pub fn resource_log_missing(&mut self, why: String) {
         self.resource_log = ResourceLog::Missing(why);
@@ -270,7 +279,7 @@ impl Engine {
     pub fn finish(mut self) -> Verdict {
         let end = End {
             resource_log: self.resource_log.clone(),
-            last_time: self.last_time,
+            last_time: self.times().map(|(_, last)| last),
         };
         let mut verdict = Verdict {
             valid: Validity::Valid,
@@ -298,8 +307,11 @@ impl Engine {
             ));
             verdict.stats.insert("client_exceptions".into(), json!(n));
         }
-        self.unplanned
-            .finish(&mut verdict, self.first_time, self.last_time);
+        self.unplanned.finish(
+            &mut verdict,
+            self.times().map(|t| t.0),
+            self.times().map(|t| t.1),
+        );
         for slot in &mut self.slots {
             let kind = slot.findings.kind;
             let outcome = match &slot.panicked {

@@ -12,7 +12,8 @@
 //!   client still does, so its certain hold ends there.
 //!
 //! Memory is the open holds, one pending acquire per process (see [`crate::procs`] for what a
-//! process slot costs) and the last few acquisition records kept for reuse. Locks are [`LockId`]s: the
+//! process slot costs), each process's latest acquisition of each lock ([`latest`]) and the last
+//! few acquisition records kept for reuse. Locks are [`LockId`]s: the
 //! engine resolves each event's lock once ([`derive`]) and passes it in.
 //!
 //! This is the one definition of a hold (docs/design.md, "Holds"): the checkers read it through the engine, and
@@ -25,6 +26,8 @@ use results::{EventRef, OpType, Process, F};
 use std::ops::Deref;
 use std::rc::Rc;
 use std::sync::Arc;
+
+pub mod latest;
 
 /// One completed acquisition: a worker's acquire `ok` whose lock is known. The engine makes it
 /// once, and the hold book and every checker that remembers the acquisition share it (each
@@ -235,6 +238,7 @@ pub struct HoldBook<S = Hold> {
     /// The lock of each process's pending acquire invoke, and the invoke's history index and
     /// time.
     pending: PerProcess<(LockId, u64, u64)>,
+    latest: latest::Latest<S>,
 }
 
 impl<S> Default for HoldBook<S> {
@@ -242,6 +246,7 @@ impl<S> Default for HoldBook<S> {
         HoldBook {
             by_lock: PerLock::default(),
             pending: PerProcess::default(),
+            latest: latest::Latest::default(),
         }
     }
 }
@@ -292,6 +297,11 @@ impl<S: Shared> HoldBook<S> {
             .map(|&(_, index, time)| (index, time))
     }
 
+    /// Each process's latest acquisition of each lock, and what superseded it.
+    pub fn latest(&self) -> &latest::Latest<S> {
+        &self.latest
+    }
+
     /// Applies one event, about `lock` (see [`derive`]); `acquired` is the acquisition it
     /// completes ([`Recycler::acquisition`]), which opens a hold.
     #[inline]
@@ -315,6 +325,8 @@ impl<S: Shared> HoldBook<S> {
             (F::Acquire, OpType::Ok) => {
                 if let Some(a) = acquired {
                     self.by_lock.at(a.lock).push(a.clone());
+                    let invoked = self.pending.get(p).map(|&(_, index, _)| index);
+                    self.latest.granted(a, invoked);
                 }
             }
             (F::Acquire, OpType::Info) => self.close_all(p, HoldEnd::Retired, ended),

@@ -14,38 +14,28 @@
 //! before the question left, it is no later than the question; B's `ok` is stamped after B's
 //! reply arrived, so no earlier than the grant.
 //!
-//! Memory: per process its latest acquisition of each lock and its pending check;
-//! per lock the acquisitions no later grant has superseded yet (a handful).
+//! Which acquisition superseded which is the hold book's ([`crate::holds::latest`]), kept from
+//! the acquire `ok`s it takes in anyway: this checker is visited for `check` lines alone. Memory:
+//! per process its pending check, and per lock the acquisition it last reported.
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::holds::Hold;
 use crate::kinds::concurrent_holders::fmt_token;
-use crate::locks::{LockId, PerLock};
+use crate::locks::LockId;
 use crate::name::text;
 use crate::procs::PerProcess;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
-use std::rc::Rc;
-
-/// One process's latest acquisition of a lock, and the grant that superseded it.
-#[derive(Debug)]
-struct Mine {
-    hold: Hold,
-    superseded_by: Option<Hold>,
-    /// Reported once per acquisition: a library asked every second repeats the same belief.
-    reported: bool,
-}
 
 /// See the module doc.
 #[derive(Debug, Default)]
 pub struct HeldAfterLoss {
-    /// Per process: its latest acquisition of each lock.
-    mine: PerProcess<Vec<Mine>>,
-    /// Per lock: the acquisitions not superseded yet.
-    current: PerLock<Vec<Hold>>,
     /// Per process: index and time of its pending check invoke.
     asking: PerProcess<(u64, u64)>,
+    /// Per process: for each lock, the history index of the acquisition last reported (once per
+    /// acquisition: a library asked every second repeats the same belief).
+    reported: PerProcess<Vec<(LockId, u64)>>,
     /// Checks answered (any answer).
     answered: u64,
 }
@@ -56,10 +46,10 @@ impl Checker for HeldAfterLoss {
     }
 
     fn interests(&self) -> Interests {
-        // Not the acquire invokes: a grant's invoke comes from the shared hold book, and the
-        // engine's calls for them, each doing nothing, were 2% of the engine's instructions on
-        // vs_porcupine's histories.
-        Interests::ACQUIRE.only(OpType::Ok) | Interests::CHECK
+        // Not the acquires: the shared hold book follows which grant superseded which, and the
+        // engine's calls for every acquire `ok` were 2% of its instructions on vs_porcupine's
+        // histories (and the invokes, each doing nothing, 2% more).
+        Interests::CHECK
     }
 
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
@@ -67,11 +57,6 @@ impl Checker for HeldAfterLoss {
             return;
         };
         match (&e.f, e.kind) {
-            (F::Acquire, OpType::Ok) => {
-                if let Some(b) = cx.acquired {
-                    self.granted(p, b, cx.holds.pending_since(p).map(|(i, _)| i));
-                }
-            }
             (F::Check, OpType::Invoke) => drop(self.asking.insert(p, (e.index, e.time))),
             (F::Check, kind) => {
                 let asked = self.asking.remove(p);
@@ -99,40 +84,6 @@ impl Checker for HeldAfterLoss {
 }
 
 impl HeldAfterLoss {
-    /// Acquisition `b` of process `q` completed; its acquire was invoked at index `invoked`.
-    fn granted(&mut self, q: u32, b: &Hold, invoked: Option<u64>) {
-        let current = self.current.at(b.lock);
-        let mine = &mut self.mine;
-        current.retain(|a| {
-            if a.process == q {
-                return false; // q's own earlier acquisition: replaced below
-            }
-            let after = invoked.is_some_and(|i| i > a.index);
-            let older = a.token.zip(b.token).is_some_and(|(a, b)| b < a);
-            if !after || older {
-                return true;
-            }
-            if let Some(m) = mine
-                .get_mut(a.process)
-                .and_then(|l| l.iter_mut().find(|m| Rc::ptr_eq(&m.hold, a)))
-            {
-                m.superseded_by = Some(b.clone());
-            }
-            false
-        });
-        current.push(b.clone());
-        let list = self.mine.at(q);
-        let fresh = Mine {
-            hold: b.clone(),
-            superseded_by: None,
-            reported: false,
-        };
-        match list.iter_mut().find(|m| m.hold.lock == b.lock) {
-            Some(m) => *m = fresh,
-            None => list.push(fresh),
-        }
-    }
-
     /// Process `p`'s check of `lock`, asked at `asked` (index, time), answered held.
     fn held(
         &mut self,
@@ -143,23 +94,25 @@ impl HeldAfterLoss {
         cx: &Context<'_>,
         out: &mut Findings,
     ) {
-        let Some(m) = self.mine.get_mut(p).and_then(|l| {
-            l.iter_mut().find(|m| {
-                m.hold.lock == lock
-                    && e.lease
-                        .as_deref()
-                        .is_none_or(|l| m.hold.lease().is_none_or(|h| h == l))
-            })
+        // p's latest acquisition of the lock, if another's grant superseded it (a current one
+        // is still p's to believe in).
+        let Some((a, b)) = cx.holds.latest().superseded(p, lock).filter(|(a, _)| {
+            e.lease
+                .as_deref()
+                .is_none_or(|l| a.lease().is_none_or(|h| h == l))
         }) else {
             return;
         };
-        let Some(b) = m.superseded_by.as_ref().filter(|b| b.time < asked.1) else {
-            return;
-        };
-        if std::mem::replace(&mut m.reported, true) {
+        if b.time >= asked.1 {
             return;
         }
-        report(p, &m.hold, b, asked, e, cx.locks.name(lock), out);
+        let reported = self.reported.at(p);
+        match reported.iter_mut().find(|(l, _)| *l == lock) {
+            Some((_, index)) if *index == a.index => return,
+            Some((_, index)) => *index = a.index,
+            None => reported.push((lock, a.index)),
+        }
+        report(p, a, b, asked, e, cx.locks.name(lock), out);
     }
 }
 

@@ -86,8 +86,8 @@ impl Checker for StaleAcceptedWrite {
         Interests::WRITE | Interests::ACQUIRE.only(OpType::Ok)
     }
 
-    // Inlined into the engine's direct call (`dispatch`): it sees half the events of a lock
-    // history, and the call cost more than the bookkeeping it does for each.
+    // Inlined into the engine's one call for it (`dispatch`): it sees half the events of a
+    // lock history, and a second call cost more than the bookkeeping it does for each.
     #[inline(always)]
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, _out: &mut Findings) {
         let Process::Worker(p) = e.process else {

@@ -1,0 +1,87 @@
+//! Each process's latest acquisition of each lock, and the grant that superseded it: what
+//! held-after-loss (docs/design.md, "Anomaly kinds") asks when a keep-alive's `check` answers
+//! held. The hold book keeps it beside the holds, from the acquire `ok`s it takes in anyway, so
+//! that held-after-loss is visited for `check` lines alone: a history without any costs it
+//! nothing. It must be kept whether or not a `check` line ever comes, since a check may ask about
+//! an acquisition superseded long before.
+//!
+//! "Superseded": acquisition B of the same lock, by another process, whose acquire was invoked
+//! after A's acquire `ok` (grant order: B's grant cannot have come first); a B whose fence token
+//! is lower than A's is older whatever the history's order, and never supersedes A. The first such
+//! B is kept.
+//!
+//! Memory: per lock, one record per process that acquired it (two shared references for a
+//! superseded one). A grant looks only at the lock's acquisitions not superseded yet (a
+//! handful).
+
+use super::Shared;
+use crate::locks::{LockId, PerLock};
+use crate::procs::PerProcess;
+
+/// One lock's latest acquisitions, one per process that acquired it: each either current or
+/// superseded, never both.
+#[derive(Debug)]
+struct OfLock<S> {
+    /// Not superseded yet, in no particular order (a grant looks at each).
+    current: Vec<S>,
+    /// Superseded, by process: the acquisition, then the grant that superseded it.
+    superseded: PerProcess<(S, S)>,
+}
+
+impl<S> Default for OfLock<S> {
+    fn default() -> Self {
+        OfLock {
+            current: Vec::new(),
+            superseded: PerProcess::default(),
+        }
+    }
+}
+
+/// See the module doc.
+#[derive(Debug)]
+pub struct Latest<S> {
+    by_lock: PerLock<OfLock<S>>,
+}
+
+impl<S> Default for Latest<S> {
+    fn default() -> Self {
+        Latest {
+            by_lock: PerLock::default(),
+        }
+    }
+}
+
+impl<S: Shared> Latest<S> {
+    /// Acquisition `b` completed; its acquire was invoked at history index `invoked`.
+    #[inline]
+    pub(super) fn granted(&mut self, b: &S, invoked: Option<u64>) {
+        let OfLock {
+            current,
+            superseded,
+        } = self.by_lock.at(b.lock);
+        let q = b.process;
+        let mut k = 0;
+        while let Some(a) = current.get(k) {
+            if a.process == q {
+                current.swap_remove(k); // q's own earlier acquisition: replaced below
+                continue;
+            }
+            let after = invoked.is_some_and(|i| i > a.index);
+            let older = a.token.zip(b.token).is_some_and(|(a, b)| b < a);
+            if !after || older {
+                k += 1;
+                continue;
+            }
+            let a = current.swap_remove(k);
+            superseded.insert(a.process, (a, b.clone()));
+        }
+        superseded.remove(q);
+        current.push(b.clone());
+    }
+
+    /// `process`'s latest acquisition of `lock` and the grant that superseded it, if one did.
+    pub fn superseded(&self, process: u32, lock: LockId) -> Option<(&S, &S)> {
+        let (a, b) = self.by_lock.get(lock)?.superseded.get(process)?;
+        Some((a, b))
+    }
+}
