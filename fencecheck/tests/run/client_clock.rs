@@ -146,14 +146,7 @@ fn client_clock_jump_moves_the_lock_client_s_wall_clock_and_not_the_server_s() {
         "a verdict: {status:?}"
     );
     let dir = std::fs::canonicalize(root.join("runs/latest")).expect("run dir");
-    let clock = std::fs::read_to_string(dir.join(format!("clocks/{target}/faketime")))
-        .expect("the worker's clock file");
-    assert_eq!(clock.trim(), "+0.000", "the clock is real after the run");
-    assert_eq!(
-        labelled_containers("t-client-clock"),
-        "",
-        "containers left behind"
-    );
+    real_again_and_gone(&dir, &target, "t-client-clock");
 }
 
 #[test]
@@ -203,12 +196,14 @@ fn a_python_adapter_reads_the_moved_wall_clock_and_still_sleeps() {
         !history.contains("Invalid argument"),
         "a library call failed with EINVAL under the fake clock"
     );
+    real_again_and_gone(&dir, &target, "t-client-clock-py");
+}
+
+/// After the run: the worker's clock file says real time again, and no container of the test
+/// is left.
+fn real_again_and_gone(dir: &std::path::Path, target: &str, test: &str) {
     let clock = std::fs::read_to_string(dir.join(format!("clocks/{target}/faketime")))
         .expect("the worker's clock file");
     assert_eq!(clock.trim(), "+0.000", "the clock is real after the run");
-    assert_eq!(
-        labelled_containers("t-client-clock-py"),
-        "",
-        "containers left behind"
-    );
+    assert_eq!(labelled_containers(test), "", "containers left behind");
 }

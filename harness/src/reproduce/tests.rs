@@ -159,6 +159,16 @@ fn with_lines(mut run: Stored, lines: &[&str]) -> Stored {
     run
 }
 
+/// The actions of worker `who`'s steps, in order.
+fn actions_of(sc: &scenario::Scenario, who: &str) -> Vec<Action> {
+    sc.steps
+        .iter()
+        .filter_map(worker)
+        .filter(|w| w.0 == who)
+        .map(|w| w.1.clone())
+        .collect()
+}
+
 fn controls(sc: &scenario::Scenario) -> Vec<&Control> {
     sc.steps
         .iter()
@@ -228,15 +238,8 @@ fn held_back_replies_and_a_moved_client_clock_become_the_actors_steps() {
         assert!(made.text.contains(step), "{step} missing:\n{}", made.text);
     }
     let sc = scenario::parse(&made.text).unwrap();
-    let a: Vec<_> = sc
-        .steps
-        .iter()
-        .filter_map(worker)
-        .filter(|w| w.0 == "A")
-        .map(|w| w.1.clone())
-        .collect();
     assert_eq!(
-        &a[..4],
+        &actions_of(&sc, "A")[..4],
         [
             Action::Acquire,
             Action::SlowReply(Some("2s".parse().unwrap())),
@@ -282,15 +285,8 @@ fn a_release_paused_in_flight_is_the_faults_step_in_place_of_the_release() {
     );
     let made = make(&run, 1, None).unwrap();
     let sc = scenario::parse(&made.text).unwrap();
-    let b: Vec<_> = sc
-        .steps
-        .iter()
-        .filter_map(worker)
-        .filter(|w| w.0 == "B")
-        .map(|w| w.1.clone())
-        .collect();
     assert_eq!(
-        b,
+        actions_of(&sc, "B"),
         [
             Action::Acquire,
             Action::Write("1-1".into()),
