@@ -40,6 +40,11 @@ fn waits_for_target(fault: FaultKind) -> bool {
     is_holder_fault(fault) || fault.is_in_flight()
 }
 
+/// A freeze of the service (every node, or the leader) whose drawn length is the point.
+fn is_stall(fault: FaultKind) -> bool {
+    matches!(fault, FaultKind::StallService | FaultKind::StallLeader)
+}
+
 /// How often a holder fault that found no holder asks again.
 const HOLDER_POLL: Duration = Duration::from_millis(20);
 
@@ -172,7 +177,8 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
             agenda.push((step.end(), 0, i));
         }
         agenda.sort();
-        // How late each holder fault that had to wait for its holder started.
+        // How late each holder fault that had to wait for its holder started, and each stall
+        // (after its signals).
         let mut late: BTreeMap<usize, Duration> = BTreeMap::new();
         for (k, &(at, what, i)) in agenda.iter().enumerate() {
             tokio::time::sleep_until(origin + at).await;
@@ -186,7 +192,7 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                     wait_until = wait_until.min(next);
                 }
                 let started = self.start(i, step, origin + wait_until).await?;
-                if started && waits_for_target(step.fault) {
+                if started && (waits_for_target(step.fault) || is_stall(step.fault)) {
                     late.insert(i, origin.elapsed().saturating_sub(at));
                 }
                 let mut st = self.state();
@@ -198,7 +204,14 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
             } else {
                 // A holder fault that started late keeps its planned length where the plan
                 // leaves room: its stop moves by the wait, but never past the next event.
-                if let Some(late) = late.remove(&i).filter(|l| *l > HOLDER_POLL) {
+                // A stall's drawn length counts from its start line, which follows the last
+                // node's SIGSTOP: signalling three nodes of a loaded machine took 100 ms and more,
+                // and the whole service was frozen that much less than the length it recorded.
+                let fault = plan.steps[i].fault;
+                if let Some(late) = late
+                    .remove(&i)
+                    .filter(|l| *l > HOLDER_POLL || is_stall(fault))
+                {
                     let until = next.map_or(at + late, |n| n.min(at + late));
                     tokio::time::sleep_until(origin + until).await;
                 }
@@ -220,7 +233,7 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
         } else {
             (self.resolve_waiting(step, wait_until).await, Vec::new())
         };
-        if matches!(step.fault, FaultKind::StallService | FaultKind::StallLeader) {
+        if is_stall(step.fault) {
             // The drawn length of a stall is what decides whether a lease survives it.
             how.push(("length_ms", (step.duration.as_millis() as u64).into()));
         }
