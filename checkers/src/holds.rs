@@ -1,7 +1,7 @@
 //! Hold intervals: who certainly held which lock when. The engine keeps one [`HoldBook`], fed
 //! every event, and hands it (as it was before the event) to every checker in its
 //! [`crate::Context`]: concurrent-holders, double-release and stuck-lock read the holds, the token
-//! checkers the pending acquires.
+//! checkers the pending acquires and each lock's highest token when one was invoked.
 //!
 //! A hold is `[acquire ok, first of: release invoke / lease-lost / exit / info of that process /
 //! end of history]`. Only *certain* holds are tracked, which keeps the checkers built on them
@@ -231,13 +231,25 @@ pub fn derive<S: Shared>(
     )
 }
 
+/// A process's pending acquire.
+#[derive(Debug)]
+struct Pending<S> {
+    /// The lock its invoke named, and the invoke's history index and time.
+    lock: LockId,
+    index: u64,
+    time: u64,
+    /// The lock's highest-token acquisition completed before the invoke (token-regression
+    /// compares the grant with it); none once a later invoke of the process named no lock.
+    highest: Option<S>,
+}
+
 /// The open holds of every lock, and the lock each process is trying to acquire.
 #[derive(Debug)]
 pub struct HoldBook<S = Hold> {
     by_lock: PerLock<Vec<S>>,
-    /// The lock of each process's pending acquire invoke, and the invoke's history index and
-    /// time.
-    pending: PerProcess<(LockId, u64, u64)>,
+    pending: PerProcess<Pending<S>>,
+    /// Per lock, the first completed acquisition with its highest fence token so far.
+    highest: PerLock<Option<S>>,
     latest: latest::Latest<S>,
 }
 
@@ -246,6 +258,7 @@ impl<S> Default for HoldBook<S> {
         HoldBook {
             by_lock: PerLock::default(),
             pending: PerProcess::default(),
+            highest: PerLock::default(),
             latest: latest::Latest::default(),
         }
     }
@@ -285,16 +298,27 @@ impl<S: Shared> HoldBook<S> {
     /// The lock a process has a pending acquire on.
     #[inline]
     pub fn pending_acquire(&self, process: u32) -> Option<LockId> {
-        self.pending.get(process).map(|&(lock, _, _)| lock)
+        self.pending.get(process).map(|w| w.lock)
     }
 
     /// The history index and time of a process's pending acquire invoke (grant order: an
     /// acquisition whose acquire was invoked after another's `ok` was granted after it).
     #[inline]
     pub fn pending_since(&self, process: u32) -> Option<(u64, u64)> {
-        self.pending
-            .get(process)
-            .map(|&(_, index, time)| (index, time))
+        self.pending.get(process).map(|w| (w.index, w.time))
+    }
+
+    /// The completed acquisition of `lock` with the highest fence token (the first to reach it).
+    #[inline]
+    pub fn highest(&self, lock: LockId) -> Option<&S> {
+        self.highest.get(lock)?.as_ref()
+    }
+
+    /// The highest-token acquisition of the lock completed before a process's pending acquire
+    /// was invoked (token-regression: a grant with a lower token went backwards).
+    #[inline]
+    pub fn highest_at_invoke(&self, process: u32) -> Option<&S> {
+        self.pending.get(process)?.highest.as_ref()
     }
 
     /// Each process's latest acquisition of each lock, and what superseded it.
@@ -325,8 +349,14 @@ impl<S: Shared> HoldBook<S> {
             (F::Acquire, OpType::Ok) => {
                 if let Some(a) = acquired {
                     self.by_lock.at(a.lock).push(a.clone());
-                    let invoked = self.pending.get(p).map(|&(_, index, _)| index);
+                    let invoked = self.pending.get(p).map(|w| w.index);
                     self.latest.granted(a, invoked);
+                    if let Some(t) = a.token {
+                        let highest = self.highest.at(a.lock);
+                        if highest.as_ref().is_none_or(|m| t > m.fence()) {
+                            *highest = Some(a.clone());
+                        }
+                    }
                 }
             }
             (F::Acquire, OpType::Info) => self.close_all(p, HoldEnd::Retired, ended),
@@ -354,11 +384,24 @@ impl<S: Shared> HoldBook<S> {
         // The pending acquire: an invoke opens it, its completion, an exit or a retirement
         // (`info`) closes it. An invoke without a lock changes nothing.
         match (&e.f, e.kind) {
-            (F::Acquire, OpType::Invoke) => {
-                if let (Some(lock), Some(_)) = (lock, &e.lock) {
-                    self.pending.insert(p, (lock, e.index, e.time));
+            (F::Acquire, OpType::Invoke) => match (lock, &e.lock) {
+                (Some(lock), Some(_)) => {
+                    let highest = self.highest.get(lock).cloned().flatten();
+                    let w = Pending {
+                        lock,
+                        index: e.index,
+                        time: e.time,
+                        highest,
+                    };
+                    self.pending.insert(p, w);
                 }
-            }
+                // Nothing to compare a grant of this invoke with.
+                _ => {
+                    if let Some(w) = self.pending.get_mut(p) {
+                        w.highest = None;
+                    }
+                }
+            },
             (F::Check, _) => {}
             (F::Acquire, _) | (F::Exit, _) | (_, OpType::Info) => drop(self.pending.remove(p)),
             _ => {}

@@ -22,8 +22,8 @@ use std::collections::VecDeque;
 
 #[derive(Debug, Default)]
 struct LockTokens {
-    max: Option<Hold>,
-    /// (process, invoke index, highest completed acquisition at that invoke): a list, as
+    /// (process, invoke index, highest completed acquisition at that invoke, from the shared
+    /// hold book): a list, as
     /// [`LockTokens::prune`] reads all of it at every change anyway.
     pending: Vec<(u32, u64, Option<Hold>)>,
     /// Completions since the earliest pending invoke.
@@ -182,7 +182,7 @@ impl DuplicateToken {
         let l = self.locks.at(lock);
         match e.kind {
             OpType::Invoke => {
-                let snap = (p, e.index, l.max.clone());
+                let snap = (p, e.index, cx.holds.highest(lock).cloned());
                 match l.pending.iter_mut().find(|(q, _, _)| *q == p) {
                     Some(slot) => *slot = snap,
                     None => l.pending.push(snap),
@@ -213,9 +213,6 @@ impl DuplicateToken {
                 };
                 if let Some(x) = sequential.or_else(concurrent) {
                     report(cx.locks.name(lock), &x, now, out);
-                }
-                if l.max.as_ref().is_none_or(|m| t > m.fence()) {
-                    l.max = Some(now.clone());
                 }
                 if !l.pending.is_empty() {
                     l.unsorted |= l.window.back().is_some_and(|b| b.index > now.index);
