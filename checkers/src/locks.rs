@@ -85,8 +85,10 @@ impl<V: Default> PerLock<V> {
         self.0.get_mut(lock.index())
     }
 
-    /// The state of `lock`, created (default) on first use.
-    #[inline]
+    /// The state of `lock`, created (default) on first use. Always inlined: left to the
+    /// compiler, it stayed a call of 10 instructions for each grant in the hold book and the
+    /// token checkers (1.4% of the engine's on vs_porcupine's histories).
+    #[inline(always)]
     pub fn at(&mut self, lock: LockId) -> &mut V {
         let i = lock.index();
         if i >= self.0.len() {
