@@ -382,7 +382,8 @@ impl<S: Shared> HoldBook<S> {
             _ => {}
         }
         // The pending acquire: an invoke opens it, its completion, an exit or a retirement
-        // (`info`) closes it. An invoke without a lock changes nothing.
+        // (`info`) closes it. An invoke without a lock keeps the pending lock (its completion may
+        // name none) but leaves its grant nothing to compare a token with.
         match (&e.f, e.kind) {
             (F::Acquire, OpType::Invoke) => match (lock, &e.lock) {
                 (Some(lock), Some(_)) => {
@@ -395,7 +396,6 @@ impl<S: Shared> HoldBook<S> {
                     };
                     self.pending.insert(p, w);
                 }
-                // Nothing to compare a grant of this invoke with.
                 _ => {
                     if let Some(w) = self.pending.get_mut(p) {
                         w.highest = None;

@@ -23,8 +23,7 @@ use std::collections::VecDeque;
 #[derive(Debug, Default)]
 struct LockTokens {
     /// (process, invoke index, highest completed acquisition at that invoke, from the shared
-    /// hold book): a list, as
-    /// [`LockTokens::prune`] reads all of it at every change anyway.
+    /// hold book): a list, as [`LockTokens::prune`] reads all of it at every change anyway.
     pending: Vec<(u32, u64, Option<Hold>)>,
     /// Completions since the earliest pending invoke.
     /// In history order, so pruning drops a prefix and a pending acquire's conflicts are the
