@@ -183,34 +183,53 @@ pub(crate) fn event(line: &str) -> Option<EventRef<'_>> {
     };
     c.lit(b",\"f\":").then_some(())?;
     let f = F::parse(c.str()?)?;
-    let lock = c.opt_str(b",\"lock\":")?;
-    let owner = c.opt_str(b",\"owner\":")?;
-    let lease = c.opt_str(b",\"lease\":")?;
-    let token = c.opt_u64(b",\"token\":")?;
-    let key = c.opt_str(b",\"key\":")?;
-    let mut int_value = None;
-    if c.lit(b",\"value\":") {
-        match c.peek()? {
-            b'"' => drop(c.str()?),
-            b'0'..=b'9' => int_value = Some(i64::try_from(c.u64()?).ok()?),
-            _ => return None,
+    // The optional fields: absent ones are skipped, each a failed key compare; most lines end
+    // early (an acquire invoke names a lock and an owner, no more), and one look for the
+    // closing brace between groups spares the compares of the rest (2% of the parse).
+    let (mut lock, mut owner, mut lease, mut token, mut key) = (None, None, None, None, None);
+    let (mut int_value, mut op_id, mut result, mut highest_before) = (None, None, None, None);
+    let (mut held, mut error, mut exception) = (None, None, false);
+    'fields: {
+        if c.peek() == Some(b'}') {
+            break 'fields;
         }
+        lock = c.opt_str(b",\"lock\":")?;
+        owner = c.opt_str(b",\"owner\":")?;
+        lease = c.opt_str(b",\"lease\":")?;
+        if c.peek() == Some(b'}') {
+            break 'fields;
+        }
+        token = c.opt_u64(b",\"token\":")?;
+        key = c.opt_str(b",\"key\":")?;
+        if c.lit(b",\"value\":") {
+            match c.peek()? {
+                b'"' => drop(c.str()?),
+                b'0'..=b'9' => int_value = Some(i64::try_from(c.u64()?).ok()?),
+                _ => return None,
+            }
+        }
+        if c.peek() == Some(b'}') {
+            break 'fields;
+        }
+        op_id = c.opt_str(b",\"op_id\":")?;
+        result = match c.opt_str(b",\"result\":")? {
+            Some(r) => Some(op_result(&r)?),
+            None => None,
+        };
+        highest_before = c.opt_u64(b",\"highest_before\":")?;
+        if c.peek() == Some(b'}') {
+            break 'fields;
+        }
+        held = if c.lit(b",\"held\":true") {
+            Some(true)
+        } else if c.lit(b",\"held\":false") {
+            Some(false)
+        } else {
+            None
+        };
+        error = c.opt_str(b",\"error\":")?;
+        exception = c.lit(b",\"exception\":true");
     }
-    let op_id = c.opt_str(b",\"op_id\":")?;
-    let result = match c.opt_str(b",\"result\":")? {
-        Some(r) => Some(op_result(&r)?),
-        None => None,
-    };
-    let highest_before = c.opt_u64(b",\"highest_before\":")?;
-    let held = if c.lit(b",\"held\":true") {
-        Some(true)
-    } else if c.lit(b",\"held\":false") {
-        Some(false)
-    } else {
-        None
-    };
-    let error = c.opt_str(b",\"error\":")?;
-    let exception = c.lit(b",\"exception\":true");
     c.end()?;
     Some(EventRef {
         index,
