@@ -50,6 +50,9 @@ pub struct Findings {
     /// the kind's stats `note`, and more of its stats by name.
     pub note: Option<String>,
     pub stats: serde_json::Map<String, serde_json::Value>,
+    /// A paired kind's own outcome, set by its checker's `finish` where the two differ (each
+    /// token kind is not applicable without tokens of its own); else the checker's applies.
+    pub outcome: Option<Outcome>,
 }
 
 impl Findings {
@@ -61,6 +64,7 @@ impl Findings {
             paired: None,
             note: None,
             stats: serde_json::Map::new(),
+            outcome: None,
         }
     }
 

@@ -31,7 +31,7 @@ struct Slot {
 pub struct Engine {
     slots: Vec<Slot>,
     /// For each shape of event ([`route`]), the slots whose interests it meets, in order: the
-    /// engine visits only those (an acquire/release event interests two or three of the nine checkers
+    /// engine visits only those (an acquire/release event interests two or three of the eight checkers
     /// on average).
     /// A stopped checker (it panicked) is taken out of every route.
     routes: [Vec<usize>; ROUTES],
@@ -101,7 +101,7 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 impl Engine {
-    /// The nine checkers (ten kinds) of docs/design.md ("Anomaly kinds") under this configuration.
+    /// The eight checkers (ten kinds) of docs/design.md ("Anomaly kinds") under this configuration.
     pub fn new(cfg: &CheckConfig) -> Engine {
         Engine::with_dispatch(cfg, dispatch::standard(cfg))
     }
@@ -333,6 +333,15 @@ impl Engine {
             let paired = slot.findings.paired.take();
             record(&mut verdict, &mut slot.findings, &outcome, &self.fail_on);
             if let Some(mut paired) = paired {
+                // An unknown checker leaves its paired kind unknown too, whatever it had set.
+                let own = paired
+                    .outcome
+                    .take()
+                    .filter(|_| !matches!(outcome, Outcome::Unknown(_)));
+                if let Some(Outcome::Unknown(why)) = &own {
+                    verdict.unknown_reasons.push(why.clone());
+                }
+                let outcome = own.unwrap_or_else(|| outcome.clone());
                 record(&mut verdict, &mut paired, &outcome, &self.fail_on);
             }
         }

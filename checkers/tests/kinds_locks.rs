@@ -4,7 +4,7 @@
 mod common;
 use checkers::testkit::*;
 use common::*;
-use results::{AnomalyKind::*, Event, Validity};
+use results::{AnomalyKind::*, Event, Validity, WriteResult};
 
 fn acquire(p: u32, lease: &str, token: u64) -> [Event; 2] {
     [
@@ -126,6 +126,37 @@ fn tokenless_recipes_make_token_checkers_not_applicable() {
     assert_clean(&v);
     assert_eq!(status(&v, TokenRegression), "not applicable");
     assert_eq!(status(&v, DuplicateToken), "not applicable");
+    assert!(v.stats["token-regression"]["note"]
+        .as_str()
+        .unwrap()
+        .contains("no fence token"));
+}
+
+/// One checker judges both token kinds; each still says "not applicable" on its own grounds:
+/// tokens the resource accepted make duplicate-token judge, never token-regression, and an
+/// acquire `ok` naming no lock is a grant without a token to token-regression alone.
+#[test]
+fn each_token_kind_keeps_its_own_applicability() {
+    let hist = history([
+        invoke(1, Acquire).lock("l"),
+        ok(1, Acquire).lock("l").lease("L1"),
+    ]);
+    let v = verdict(
+        &hist,
+        &log([res("k", Some(3), "L1", WriteResult::Accepted)]),
+    );
+    assert_eq!(status(&v, DuplicateToken), "checked");
+    assert_eq!(status(&v, TokenRegression), "not applicable");
+    assert!(v.stats["token-regression"]["note"]
+        .as_str()
+        .unwrap()
+        .contains("no fence token"));
+
+    let v = verdict(&history([invoke(1, Acquire), ok(1, Acquire)]), &[]);
+    assert!(v.stats["duplicate-token"]["note"]
+        .as_str()
+        .unwrap()
+        .contains("no acquisition succeeded"));
     assert!(v.stats["token-regression"]["note"]
         .as_str()
         .unwrap()

@@ -10,6 +10,10 @@
 //! is lower than A's is older whatever the history's order, and never supersedes A. The first such
 //! B is kept.
 //!
+//! Double-release reads it too: which acquisition a release acknowledged is for (the releaser's
+//! latest of that lock) and the lock's latest grant, so that it is visited for an acquire `ok`
+//! only while a suspect awaits judgement.
+//!
 //! Memory: per lock, one record per process that acquired it (two shared references for a
 //! superseded one). A grant looks only at the lock's acquisitions not superseded yet (a
 //! handful).
@@ -26,6 +30,8 @@ struct OfLock<S> {
     current: Vec<S>,
     /// Superseded, by process: the acquisition, then the grant that superseded it.
     superseded: PerProcess<(S, S)>,
+    /// The history index of the lock's latest acquire `ok`.
+    last_grant: Option<u64>,
 }
 
 impl<S> Default for OfLock<S> {
@@ -33,6 +39,7 @@ impl<S> Default for OfLock<S> {
         OfLock {
             current: Vec::new(),
             superseded: PerProcess::default(),
+            last_grant: None,
         }
     }
 }
@@ -58,7 +65,9 @@ impl<S: Shared> Latest<S> {
         let OfLock {
             current,
             superseded,
+            last_grant,
         } = self.by_lock.at(b.lock);
+        *last_grant = Some(b.index);
         let q = b.process;
         let mut k = 0;
         while let Some(a) = current.get(k) {
@@ -77,6 +86,22 @@ impl<S: Shared> Latest<S> {
         }
         superseded.remove(q);
         current.push(b.clone());
+    }
+
+    /// `process`'s latest acquisition of `lock`, superseded or not.
+    #[inline]
+    pub fn of(&self, process: u32, lock: LockId) -> Option<&S> {
+        let l = self.by_lock.get(lock)?;
+        match l.current.iter().find(|a| a.process == process) {
+            Some(a) => Some(a),
+            None => l.superseded.get(process).map(|(a, _)| a),
+        }
+    }
+
+    /// The history index of `lock`'s latest acquire `ok`.
+    #[inline]
+    pub fn last_grant(&self, lock: LockId) -> Option<u64> {
+        self.by_lock.get(lock)?.last_grant
     }
 
     /// `process`'s latest acquisition of `lock` and the grant that superseded it, if one did.

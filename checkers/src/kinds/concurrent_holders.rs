@@ -98,6 +98,39 @@ impl Checker for ConcurrentHolders {
             cx.holds.open(now.lock),
         );
         self.acquisitions += 1;
+        self.overlaps(e, p, lock, others, out);
+    }
+
+    fn finish(&mut self, _end: &End, _out: &mut Findings) -> Outcome {
+        if self.acquisitions == 0 {
+            Outcome::NotApplicable("no acquisition succeeded".into())
+        } else {
+            Outcome::Checked
+        }
+    }
+}
+
+impl ConcurrentHolders {
+    /// The event when it is a grant of a lock no other process holds (most are), counted;
+    /// false for anything else, which [`Checker::event`] then judges. Called inline by the
+    /// engine: the call of `event` for every grant cost more than this check (4% of the
+    /// engine's instructions on vs_porcupine's histories).
+    #[inline]
+    pub(crate) fn unopposed(&mut self, e: &EventRef<'_>, cx: &Context<'_>) -> bool {
+        let Some(now) = cx.acquired.filter(|_| e.process != Process::Nemesis) else {
+            return false;
+        };
+        let alone = cx
+            .holds
+            .open(now.lock)
+            .iter()
+            .all(|h| h.process == now.process);
+        self.acquisitions += u64::from(alone);
+        alone
+    }
+
+    /// Reports each hold of another process still open when `p` acquired.
+    fn overlaps(&self, e: &EventRef<'_>, p: u32, lock: &str, others: &[Hold], out: &mut Findings) {
         let lease = e.lease.as_deref();
         for old in others.iter().filter(|h| h.process != p) {
             let summary = format!(
@@ -140,14 +173,6 @@ impl Checker for ConcurrentHolders {
             );
             let diagnosis = self.why_lost(old, e.time, &mut evidence, obs);
             out.push(e.time, summary, evidence, diagnosis);
-        }
-    }
-
-    fn finish(&mut self, _end: &End, _out: &mut Findings) -> Outcome {
-        if self.acquisitions == 0 {
-            Outcome::NotApplicable("no acquisition succeeded".into())
-        } else {
-            Outcome::Checked
         }
     }
 }

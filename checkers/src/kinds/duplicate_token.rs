@@ -6,14 +6,16 @@
 //! invoked (sequential reuse) or the token of an acquisition that completed while it was pending
 //! (concurrent reuse). A reused token *older* than the highest completed one is lower than that
 //! one and is reported as `token-regression`; so every reuse is reported under one of the two
-//! kinds. At the resource, per key, only the leases that wrote the highest accepted token are
-//! remembered.
+//! kinds, and this checker sorts both: the comparison of a grant's token with the lock's highest
+//! at its invoke, equal here, is token-regression's when lower ([`super::token_regression`], its
+//! paired kind). At the resource, per key, only the leases that wrote the highest accepted token
+//! are remembered.
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::hashing::FastMap;
 use crate::holds::{Acquisition, Hold};
-use crate::kinds::token_regression::token_outcome;
+use crate::kinds::token_regression::{self, token_outcome};
 use crate::locks::PerLock;
 use crate::name::{text, Name};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, ResourceRef, F};
@@ -46,13 +48,22 @@ struct KeyTokens {
 pub struct DuplicateToken {
     locks: PerLock<LockTokens>,
     keys: FastMap<Name, KeyTokens>,
+    /// Acquisitions completed with a token, and without one.
     with_token: u64,
     without_token: u64,
+    /// Acquire `ok`s whose lock is unknown: without a token, for token-regression.
+    unlocked: u64,
+    /// Whether the resource accepted a write with a token (duplicate-token judges those too).
+    resource_tokens: bool,
 }
 
 impl Checker for DuplicateToken {
     fn kind(&self) -> AnomalyKind {
         AnomalyKind::DuplicateToken
+    }
+
+    fn paired_kind(&self) -> Option<AnomalyKind> {
+        Some(AnomalyKind::TokenRegression)
     }
 
     fn interests(&self) -> Interests {
@@ -78,7 +89,7 @@ impl Checker for DuplicateToken {
         let Some(t) = r.token.filter(|_| r.result.is_accepted()) else {
             return;
         };
-        self.with_token += u64::from(self.with_token == 0);
+        self.resource_tokens = true;
         let Some(k) = self.keys.get_mut(r.key.as_ref()) else {
             let leases = vec![(
                 Name::from(r.lease.as_ref()),
@@ -138,8 +149,13 @@ impl Checker for DuplicateToken {
         }
     }
 
-    fn finish(&mut self, _end: &End, _out: &mut Findings) -> Outcome {
-        token_outcome(self.with_token, self.without_token)
+    fn finish(&mut self, _end: &End, out: &mut Findings) -> Outcome {
+        out.paired().outcome = Some(token_outcome(
+            self.with_token,
+            self.without_token + self.unlocked,
+        ));
+        let resource = u64::from(self.resource_tokens);
+        token_outcome(self.with_token + resource, self.without_token)
     }
 }
 
@@ -151,13 +167,20 @@ impl LockTokens {
         Some((index, snap))
     }
 
-    /// Drops completions no pending acquisition can still conflict with.
+    /// Drops completions no pending acquisition can still conflict with. Inline for an empty
+    /// window (most grants of a lock with one waiter leave none).
+    #[inline]
     fn prune(&mut self) {
         if self.window.is_empty() {
             // Nothing to drop; only the order flag resets once nothing is pending.
             self.unsorted &= !self.pending.is_empty();
             return;
         }
+        self.drop_stale();
+    }
+
+    #[inline(never)]
+    fn drop_stale(&mut self) {
         match self.pending.iter().map(|(_, i, _)| *i).min() {
             None => {
                 self.window.clear();
@@ -176,6 +199,7 @@ impl LockTokens {
 impl DuplicateToken {
     fn acquire(&mut self, p: u32, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
         let Some(lock) = cx.lock else {
+            self.unlocked += u64::from(e.kind == OpType::Ok);
             return;
         };
         let l = self.locks.at(lock);
@@ -195,6 +219,9 @@ impl DuplicateToken {
                     return;
                 };
                 self.with_token += 1;
+                if let Some(x) = cx.holds.highest_at_invoke(p).filter(|x| t < x.fence()) {
+                    token_regression::report(cx.locks.name(lock), x, now, out.paired());
+                }
                 let sequential = snap.filter(|x| x.fence() == t && !x.same_as(now));
                 let conflicts = |x: &&Hold| x.index > invoked && x.fence() == t && !x.same_as(now);
                 // The earliest conflict: in index order the completions after the invoke are a

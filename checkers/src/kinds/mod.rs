@@ -1,4 +1,5 @@
-//! One checker per anomaly kind of docs/design.md, "Anomaly kinds".
+//! The checkers of docs/design.md, "Anomaly kinds": one per kind, but for two that judge a
+//! paired kind too (double-release: release-of-lost-lock; duplicate-token: token-regression).
 
 pub mod concurrent_holders;
 mod disturbances;
@@ -22,4 +23,3 @@ pub use held_after_loss::HeldAfterLoss;
 pub use lost_update::LostUpdate;
 pub use stale_write::StaleAcceptedWrite;
 pub use stuck_lock::StuckLock;
-pub use token_regression::TokenRegression;
