@@ -423,7 +423,7 @@ impl<S: Shared> HoldBook<S> {
         };
         match lease {
             Some(lease) => list.retain(|h| {
-                let ends = h.process == process && h.lease().is_none_or(|l| l == lease);
+                let ends = h.process == process && h.lease().is_none_or(|l| same_lease(l, lease));
                 if ends {
                     ended(h, why);
                 }
@@ -438,6 +438,23 @@ impl<S: Shared> HoldBook<S> {
             retain_others(list, process, why, ended);
         }
     }
+}
+
+/// `a == b` for a release's lease and a hold's: lengths 8 to 16 bytes (a generated lease
+/// name, an etcd lease id in hex) as two overlapping eight-byte words, the rest by `==`. A
+/// libc memcmp call for each was 1% of the engine's instructions on vs_porcupine's histories,
+/// and a byte loop more.
+#[inline]
+fn same_lease(a: &str, b: &str) -> bool {
+    let (a, b, n) = (a.as_bytes(), b.as_bytes(), a.len());
+    if n != b.len() {
+        return false;
+    }
+    let word = |s: &[u8], i: usize| s[i..].first_chunk::<8>().map(|w| u64::from_le_bytes(*w));
+    if (8..=16).contains(&n) {
+        return word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8);
+    }
+    a == b
 }
 
 /// Keeps the holds of other processes; tells `ended` of each of `process`'s it drops.

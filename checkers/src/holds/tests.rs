@@ -46,3 +46,27 @@ fn an_acquisition_gives_back_its_owner_and_lease_exactly() {
         );
     }
 }
+
+/// The lease compare of a release reads words for 8 to 16 bytes: every length around those
+/// bounds, differing in the first, a middle or the last byte, or in length, agrees with `==`.
+#[test]
+fn a_releases_lease_matches_a_holds_exactly() {
+    for n in 0..=20usize {
+        let a: String = (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+        assert!(same_lease(&a, &a.clone()), "length {n}");
+        for at in [0, n / 2, n.saturating_sub(1)]
+            .into_iter()
+            .filter(|_| n > 0)
+        {
+            let mut b = a.clone().into_bytes();
+            b[at] = b'Z';
+            let b = String::from_utf8(b).unwrap();
+            assert!(!same_lease(&a, &b), "length {n}, byte {at}");
+        }
+        assert!(
+            !same_lease(&a, &format!("{a}x")),
+            "length {n} and {}",
+            n + 1
+        );
+    }
+}
