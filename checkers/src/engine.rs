@@ -163,7 +163,7 @@ impl Engine {
         self.seen[route] += 1;
         if e.exception {
             self.exceptions.0 += 1;
-            let why = e.error.as_deref().unwrap_or("no message").to_string();
+            let why = e.error().unwrap_or("no message").to_string();
             self.exceptions.1.get_or_insert((e.index, why));
         }
         // Only a nemesis event can tell of a node's unplanned outage: the call for every event

@@ -35,7 +35,7 @@ pub mod verdict;
 pub use clock::RunClock;
 pub use duration::Dur;
 pub use event::{Event, OpResult, OpType, Process, F};
-pub use event_ref::{EventRef, ResourceRef};
+pub use event_ref::{Detail, EventRef, ResourceRef};
 pub use nemesis_event::{EventFault, FaultPhase, NemesisEvent};
 pub use provider::{Capabilities, Provider, ProviderError};
 pub use resource_log::{ResourceEntry, WriteResult};

@@ -38,7 +38,7 @@ impl Unplanned {
             F::Stop(f) if f == NODE_FROZEN => (&mut self.freezes, false),
             _ => return,
         };
-        for node in e.targets.iter() {
+        for node in e.targets().iter() {
             if start {
                 list.push(Outage {
                     node: node.to_string(),

@@ -59,7 +59,7 @@ impl Disturbances {
     pub fn nemesis(&mut self, e: &EventRef<'_>, suspects: &mut [Suspect]) {
         let (fault, start) = match &e.f {
             // A start that carries an error was skipped: nothing was applied.
-            F::Start(_) if e.error.is_some() => return,
+            F::Start(_) if e.error().is_some() => return,
             F::Start(f) => (f.as_str(), true),
             F::Stop(f) => (f.as_str(), false),
             _ => return,
@@ -77,7 +77,7 @@ impl Disturbances {
                 }
             }
             Scope::Workers => {
-                for target in &e.targets {
+                for target in e.targets() {
                     let w = self.workers.entry(target.to_string()).or_default();
                     if start {
                         w.start(fault, e.time);

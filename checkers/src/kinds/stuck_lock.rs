@@ -264,7 +264,7 @@ impl StuckLock {
     fn match_event(&mut self, e: &EventRef<'_>, cx: &Context<'_>) {
         match (e.process, &e.f, e.kind) {
             // A start that carries an error was skipped (no target): nothing was applied.
-            (Process::Nemesis, F::Start(_), _) if e.error.is_some() => {}
+            (Process::Nemesis, F::Start(_), _) if e.error().is_some() => {}
             (Process::Nemesis, F::Start(fault), _) => self.fault_started(fault, e, cx),
             (Process::Nemesis, F::Stop(fault), _) => self.fault_stopped(fault, e),
             (Process::Worker(p), F::Acquire, kind) => {

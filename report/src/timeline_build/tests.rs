@@ -24,8 +24,8 @@ fn the_report_and_the_checkers_read_the_same_targets() {
     );
     for line in &lines {
         let event: Event = serde_json::from_str(line).unwrap();
-        let checkers = EventRef::parse(line).unwrap().targets;
-        assert_eq!(fault_targets(&event), checkers, "{line}");
+        let parsed = EventRef::parse(line).unwrap();
+        assert_eq!(fault_targets(&event), parsed.targets(), "{line}");
     }
     let foreign: Event = serde_json::from_str(lines.last().unwrap()).unwrap();
     assert_eq!(fault_targets(&foreign), ["worker-1", "3", r#"{"n":1}"#]);

@@ -76,7 +76,7 @@ fn every_parse_path_reads_the_targets_the_constructor_wrote() {
     let text = line(&e);
     let parsed = EventRef::parse(&text).unwrap();
     assert_eq!(parsed, e.as_ref());
-    assert_eq!(parsed.targets, ["worker-2", "w"]);
+    assert_eq!(parsed.targets(), ["worker-2", "w"]);
     assert_eq!(targets(e.value.as_ref()), ["worker-2", "w"]);
 }
 
@@ -92,7 +92,7 @@ fn a_target_that_is_not_a_string_is_read_as_its_json_text_and_null_as_none() {
     assert!(targets(None).is_empty());
     // The same through the checkers' parse of a whole line.
     let text = r#"{"index":0,"time":0,"process":"nemesis","type":"info","f":"start-halves","value":{"fault":"halves","targets":["etcd-1",3,null]}}"#;
-    assert_eq!(EventRef::parse(text).unwrap().targets, ["etcd-1", "3"]);
+    assert_eq!(EventRef::parse(text).unwrap().targets(), ["etcd-1", "3"]);
     let owned: Event = serde_json::from_str(text).unwrap();
-    assert_eq!(owned.as_ref().targets, ["etcd-1", "3"]);
+    assert_eq!(owned.as_ref().targets(), ["etcd-1", "3"]);
 }

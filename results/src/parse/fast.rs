@@ -4,7 +4,7 @@
 
 use super::scan::{scan_object, Fallback, Raw};
 use crate::event::{Event, OpResult, OpType, Process, F};
-use crate::event_ref::{EventRef, ResourceRef};
+use crate::event_ref::{Detail, EventRef, ResourceRef};
 use crate::nemesis_event::targets;
 use crate::resource_log::{ResourceEntry, WriteResult};
 use std::borrow::Cow;
@@ -33,8 +33,7 @@ impl EventRef<'_> {
                 .map(|t| Cow::Owned(t.into_owned()))
                 .collect();
             Ok(EventRef {
-                targets,
-                error: owned(e.error),
+                detail: Detail::of(targets, owned(e.error)),
                 exception: e.exception,
                 index: e.index,
                 time: e.time,
@@ -178,9 +177,8 @@ pub(super) fn fast_event(line: &str) -> Result<EventRef<'_>, Fallback> {
         highest_before: None,
         held: None,
         int_value: None,
-        targets: Vec::new(),
-        error: None,
         exception: false,
+        detail: None,
     };
     let mut seen = 0u32;
     scan_object(
@@ -230,7 +228,7 @@ pub(super) fn fast_event(line: &str) -> Result<EventRef<'_>, Fallback> {
                     }
                 }
                 13 => e.highest_before = opt_u64(v)?,
-                14 => e.error = opt_str(v)?,
+                14 => e.detail = Detail::of(Vec::new(), opt_str(v)?),
                 16 => {
                     e.held = match v {
                         Raw::Bool(b) => Some(b),

@@ -9,7 +9,7 @@
 
 use super::scan::STOP;
 use crate::event::{OpResult, OpType, Process, F};
-use crate::event_ref::{EventRef, ResourceRef};
+use crate::event_ref::{Detail, EventRef, ResourceRef};
 use crate::resource_log::WriteResult;
 use std::borrow::Cow;
 
@@ -247,9 +247,8 @@ pub(crate) fn event(line: &str) -> Option<EventRef<'_>> {
         highest_before,
         held,
         int_value,
-        targets: Vec::new(),
-        error,
         exception,
+        detail: Detail::of(Vec::new(), error),
     })
 }
 

@@ -18,7 +18,10 @@ impl StuckLock {
         let held: Vec<(LockId, u32, Holder)> = cx
             .holds
             .iter()
-            .filter(|h| h.owner().is_some_and(|o| e.targets.iter().any(|t| t == o)))
+            .filter(|h| {
+                h.owner()
+                    .is_some_and(|o| e.targets().iter().any(|t| t == o))
+            })
             .map(|h| {
                 (
                     h.lock,
@@ -30,7 +33,7 @@ impl StuckLock {
         let holds_nothing = |t: &str| !cx.holds.iter().any(|h| h.owner() == Some(t));
         let suspends = match scope_of(fault) {
             Scope::LockService => Some(true),
-            Scope::Workers if e.targets.iter().any(|t| holds_nothing(t)) => Some(false),
+            Scope::Workers if e.targets().iter().any(|t| holds_nothing(t)) => Some(false),
             Scope::Workers | Scope::Resource => None,
         };
         if let Some(service) = suspends {

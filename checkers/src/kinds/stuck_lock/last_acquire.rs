@@ -77,7 +77,7 @@ impl Seen {
         self.index = e.index;
         self.kind = Some(e.kind);
         self.error.clear();
-        if let Some(why) = e.error.as_deref() {
+        if let Some(why) = e.error() {
             self.error.push_str(why);
         }
     }

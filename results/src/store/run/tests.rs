@@ -46,7 +46,7 @@ fn reads_a_run_streamed_and_whole() {
     assert_eq!(whole.len(), 2);
     let mut streamed = Vec::new();
     let n = run
-        .stream_history(|line, e| streamed.push((line, e.targets.len())))
+        .stream_history(|line, e| streamed.push((line, e.targets().len())))
         .unwrap();
     assert_eq!(n, 2);
     assert_eq!(streamed, [(1, 0), (2, 1)]);
