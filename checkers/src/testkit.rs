@@ -114,7 +114,7 @@ impl EventExt for Event {
     }
     fn targets(mut self, names: &[&str]) -> Self {
         let fault = match &self.f {
-            F::Start(f) | F::Stop(f) => f.clone(),
+            F::Start(f) | F::Stop(f) => f.to_string(),
             other => other.as_str().into_owned(),
         };
         self.value = Some(serde_json::json!({ "fault": fault, "targets": names }));

@@ -108,16 +108,16 @@ impl<'i, 'a> Builder<'i, 'a> {
                         // `error` and has no stop: nothing was applied, so nothing is drawn.
                         F::Start(_) if e.error.is_some() => {}
                         F::Start(name) => {
-                            open_faults.push((name.clone(), faults.len()));
+                            open_faults.push((name.to_string(), faults.len()));
                             faults.push(Fault {
-                                name: name.clone(),
+                                name: name.to_string(),
                                 start: e.time,
                                 end,
                                 targets: fault_targets(e),
                             });
                         }
                         F::Stop(name) => {
-                            if let Some(pos) = open_faults.iter().position(|(n, _)| n == name) {
+                            if let Some(pos) = open_faults.iter().position(|(n, _)| **n == **name) {
                                 let (_, at) = open_faults.remove(pos);
                                 faults[at].end = e.time;
                             }

@@ -125,7 +125,7 @@ impl NemesisEvent {
     /// The history line at `time` (ns since the run's start); the recorder sets `index`. The
     /// only place a nemesis event becomes an [`Event`].
     pub fn event(&self, time: u64) -> Event {
-        let name = self.fault.name().to_string();
+        let name: Box<str> = self.fault.name().into();
         let f = match self.phase {
             FaultPhase::Start => F::Start(name),
             FaultPhase::Stop => F::Stop(name),

@@ -32,10 +32,10 @@ impl Unplanned {
     /// say what happened to a node).
     pub(super) fn event(&mut self, e: &EventRef<'_>) {
         let (list, start) = match &e.f {
-            F::Start(f) if f == NODE_DIED => (&mut self.deaths, true),
-            F::Stop(f) if f == NODE_DIED => (&mut self.deaths, false),
-            F::Start(f) if f == NODE_FROZEN => (&mut self.freezes, true),
-            F::Stop(f) if f == NODE_FROZEN => (&mut self.freezes, false),
+            F::Start(f) if &**f == NODE_DIED => (&mut self.deaths, true),
+            F::Stop(f) if &**f == NODE_DIED => (&mut self.deaths, false),
+            F::Start(f) if &**f == NODE_FROZEN => (&mut self.freezes, true),
+            F::Stop(f) if &**f == NODE_FROZEN => (&mut self.freezes, false),
             _ => return,
         };
         for node in e.targets().iter() {

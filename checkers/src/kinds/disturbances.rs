@@ -60,8 +60,8 @@ impl Disturbances {
         let (fault, start) = match &e.f {
             // A start that carries an error was skipped: nothing was applied.
             F::Start(_) if e.error().is_some() => return,
-            F::Start(f) => (f.as_str(), true),
-            F::Stop(f) => (f.as_str(), false),
+            F::Start(f) => (&**f, true),
+            F::Stop(f) => (&**f, false),
             _ => return,
         };
         match scope_of(fault) {

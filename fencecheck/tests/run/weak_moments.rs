@@ -25,7 +25,7 @@ fn latest(root: &Path) -> PathBuf {
 
 fn starts<'h>(h: &'h [Event], fault: &str) -> Vec<&'h Event> {
     h.iter()
-        .filter(|e| e.f == F::Start(fault.to_string()) && e.error.is_none())
+        .filter(|e| e.f == F::Start(fault.into()) && e.error.is_none())
         .collect()
 }
 

@@ -151,13 +151,13 @@ impl LiveView {
         let mut t = self.tracked.lock().unwrap_or_else(|p| p.into_inner());
         match (&e.process, &e.f) {
             (Process::Nemesis, F::Start(fault)) if e.error.is_none() => {
-                *t.faults.entry(fault.clone()).or_default() += 1;
+                *t.faults.entry(fault.to_string()).or_default() += 1;
             }
             (Process::Nemesis, F::Stop(fault)) => {
-                if let Some(n) = t.faults.get_mut(fault) {
+                if let Some(n) = t.faults.get_mut(&**fault) {
                     *n -= 1;
                     if *n == 0 {
-                        t.faults.remove(fault);
+                        t.faults.remove(&**fault);
                     }
                 }
             }
