@@ -11,27 +11,34 @@ use crate::resource_log::{ResourceEntry, WriteResult};
 use std::borrow::Cow;
 
 /// One history event as the checkers see it.
+///
+/// In the order written here (`repr(C)`): the fields every event's check reads first (which
+/// event, whose, which operation, its token and lock, the holder's owner and lease), then those
+/// of writes and counters and the rare ones. A check that holds its events in memory streams
+/// them through the cache; with the compiler's order the fields a lock event is judged by were
+/// spread over the whole record.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[repr(C)]
 pub struct EventRef<'a> {
     pub index: u64,
     pub time: u64,
     pub process: Process,
     pub kind: OpType,
+    pub result: Option<OpResult>,
+    /// A `check`'s answer (`held`).
+    pub held: Option<bool>,
+    /// The client library raised what it does not document (see [`Event::exception`]).
+    pub exception: bool,
+    pub token: Option<u64>,
     pub f: F,
     pub lock: Option<Cow<'a, str>>,
     pub owner: Option<Cow<'a, str>>,
     pub lease: Option<Cow<'a, str>>,
-    pub token: Option<u64>,
     pub key: Option<Cow<'a, str>>,
     pub op_id: Option<Cow<'a, str>>,
-    pub result: Option<OpResult>,
     pub highest_before: Option<u64>,
-    /// A `check`'s answer (`held`).
-    pub held: Option<bool>,
     /// `value` when it is an integer (reads and increments of the counter workload).
     pub int_value: Option<i64>,
-    /// The client library raised what it does not document (see [`Event::exception`]).
-    pub exception: bool,
     /// What few events carry ([`Detail`]), out of line: read through [`EventRef::targets`] and
     /// [`EventRef::error`].
     pub detail: Option<Box<Detail<'a>>>,
