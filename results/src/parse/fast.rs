@@ -228,7 +228,7 @@ pub(super) fn fast_event(line: &str) -> Result<EventRef<'_>, Fallback> {
                     }
                 }
                 13 => e.highest_before = opt_u64(v)?,
-                14 => e.detail = Detail::of(Vec::new(), opt_str(v)?),
+                14 => e.detail = opt_str(v)?.map(Detail::error),
                 16 => {
                     e.held = match v {
                         Raw::Bool(b) => Some(b),

@@ -248,7 +248,7 @@ pub(crate) fn event(line: &str) -> Option<EventRef<'_>> {
         held,
         int_value,
         exception,
-        detail: Detail::of(Vec::new(), error),
+        detail: error.map(Detail::error),
     })
 }
 
