@@ -62,12 +62,32 @@ pub async fn within<T>(
     }
 }
 
+/// What a lock library answers when asked whether it holds a lock: its own belief, and, where
+/// its adapter can also read the lock service, what the service said (a separate answer: the
+/// belief is never repaired with it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Belief {
+    pub held: bool,
+    pub server_held: Option<bool>,
+}
+
+impl Belief {
+    /// A belief with no server read beside it.
+    pub fn held(held: bool) -> Self {
+        Belief {
+            held,
+            server_held: None,
+        }
+    }
+}
+
 /// A check's answer as a renewal's ([`Client::renew`]): held confirms the hold for `ttl` from
-/// when the question was sent; not held is a definite loss.
-pub fn checked_renewal(answer: Completion<bool>, ttl: Duration) -> Completion<Duration> {
+/// when the question was sent; not held is a definite loss. The library's belief decides, never
+/// the server read beside it.
+pub fn checked_renewal(answer: Completion<Belief>, ttl: Duration) -> Completion<Duration> {
     match answer {
-        Completion::Ok(true) => Completion::Ok(ttl),
-        Completion::Ok(false) => Completion::fail("the library says it no longer holds the lock"),
+        Completion::Ok(b) if b.held => Completion::Ok(ttl),
+        Completion::Ok(_) => Completion::fail("the library says it no longer holds the lock"),
         Completion::Fail(e) => Completion::Fail(e),
         Completion::Info(e) => Completion::Info(e),
     }
@@ -87,6 +107,9 @@ pub struct Grant {
     pub lock_key: Option<String>,
     /// Fence token; `None` for recipes without one (Redlock).
     pub token: Option<u64>,
+    /// What the client's own read-back after the grant found, when it found the grant's node or
+    /// key gone (an adapter's `read_back`): the grant stands, as the library gave it.
+    pub read_back: Option<String>,
     /// Until when the grant is certainly valid (CLOCK_MONOTONIC): the send time of the last
     /// request that confirmed it, plus the ttl it confirmed.
     pub valid_until: std::time::Instant,
@@ -116,8 +139,29 @@ pub trait Client: Send + Sync {
     /// then asks instead of [`Client::renew`] and records in the history as `f = check`; `None`
     /// (the default) where the keep-alive renews, or where there is nothing to ask (the client
     /// already knows the hold is lost).
-    fn check<'a>(&'a self, _hold: &'a Grant) -> Option<BoxFuture<'a, Completion<bool>>> {
+    fn check<'a>(&'a self, _hold: &'a Grant) -> Option<BoxFuture<'a, Completion<Belief>>> {
         None
+    }
+
+    /// The application's own question before a write (the profile's `ask: before-write`):
+    /// whether the library believes it holds the lock, for any client that can be asked, even
+    /// one whose keep-alive renews. `None` where there is nothing to ask.
+    fn ask<'a>(&'a self, _hold: &'a Grant) -> Option<BoxFuture<'a, Completion<Belief>>> {
+        None
+    }
+
+    /// Whether the library itself says how long a hold lasts (a library behind its adapter: an
+    /// application has only its word), rather than the worker's clock over the recipe's
+    /// renewals (fencecheck's own recipes).
+    fn judges_its_own_hold(&self) -> bool {
+        false
+    }
+
+    /// Forgets the current hold and keeps the client, as an application that goes on after an
+    /// error does (the profile's `on_error: keep`): its library's session, pool and lock
+    /// objects serve the next operation.
+    fn forget(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
     }
 
     /// Forgets whatever the client holds or may hold, without releasing it, as if it had
@@ -143,6 +187,27 @@ mod tests {
             Completion::Info("indeterminate: lost connection".into())
         );
         assert_eq!(Completion::Ok(1).map(|x| x + 1), Completion::Ok(2));
+    }
+
+    #[test]
+    fn the_belief_decides_a_checked_renewal_never_the_server_read() {
+        let ttl = Duration::from_secs(2);
+        let believes = Belief {
+            held: true,
+            server_held: Some(false),
+        };
+        assert_eq!(
+            checked_renewal(Completion::Ok(believes), ttl),
+            Completion::Ok(ttl)
+        );
+        let doubts = Belief {
+            held: false,
+            server_held: Some(true),
+        };
+        assert!(matches!(
+            checked_renewal(Completion::Ok(doubts), ttl),
+            Completion::Fail(_)
+        ));
     }
 
     #[tokio::test]

@@ -6,6 +6,8 @@
 //! - [`kinds`]: provider, recipe, resource and counter store names.
 //! - [`config`]: a recipe's timing (`RawRecipeConfig` → the validated [`RecipeConfig`]) and the
 //!   client [`Discipline`].
+//! - [`app`]: the application a run models (how long it holds, what it does after an error,
+//!   whether it asks the library), one row per profile.
 //!
 //! **The lock client** (the system under test)
 //! - [`client`]: the `Client` seam and its three outcomes.
@@ -31,6 +33,7 @@
 //! - [`proxy`]: the link proxy for slow and lossy networks.
 
 pub mod adapter;
+pub mod app;
 pub mod client;
 pub mod config;
 pub mod counter;
@@ -46,6 +49,7 @@ pub mod recipes;
 pub mod resource;
 pub mod worker;
 
+pub use app::App;
 pub use client::{Client, Completion, Grant};
 pub use config::{Discipline, RawRecipeConfig, RecipeConfig};
 pub use driver::{ProcessIds, Recorder, Session, WorkerConn};

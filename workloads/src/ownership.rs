@@ -6,9 +6,13 @@
 //! adapter with `check` and no `renew`), each question and its answer also go out as a
 //! [`CheckNotice`], stamped on the run's clock here, for the history's `f = check` lines.
 //! Validity is measured on CLOCK_MONOTONIC from the moment a request was *sent*, so a process
-//! that was SIGSTOPped past its ttl sees its hold as lost the instant it runs again.
+//! that was SIGSTOPped past its ttl sees its hold as lost the instant it runs again. Where the
+//! application asks its library before each write ([`Ask::BeforeWrite`]) and the library judges
+//! its own hold (a library behind its adapter), the library's answer decides instead: the hold
+//! lasts until the library says it is gone, and each answer is recorded, after a thaw too.
 
-use crate::client::{within, Client, Completion, Grant};
+use crate::app::Ask;
+use crate::client::{within, Belief, Client, Completion, Grant};
 use crate::config::{Discipline, OnSuspect, RecipeConfig, Renewal};
 use results::RunClock;
 use std::sync::{Arc, Mutex};
@@ -97,7 +101,7 @@ pub struct CheckNotice {
     pub hold: Grant,
     pub asked: u64,
     pub answered: u64,
-    pub answer: Completion<bool>,
+    pub answer: Completion<Belief>,
 }
 
 /// What the tracker tells the worker's connection, in the order it happened.
@@ -122,10 +126,32 @@ pub enum WriteGate {
     Refuse(String),
 }
 
+/// How a worker keeps and questions a hold: the client discipline, and whether the application
+/// asks its library before each write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Keeping {
+    pub discipline: Discipline,
+    pub ask: Ask,
+}
+
+impl Keeping {
+    /// The discipline alone, never asking (fencecheck's recipes, the default shape).
+    pub fn of(discipline: Discipline) -> Self {
+        Keeping {
+            discipline,
+            ask: Ask::Never,
+        }
+    }
+}
+
 struct Shared {
     machine: Ownership,
     announced: bool,
 }
+
+/// How long a hold the library judges itself is taken to last on the worker's side: for as
+/// long as the run (the library's answers end it).
+const LIBRARY_JUDGES: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
 /// Drives one hold's [`Ownership`] with renewals and announces its loss once.
 pub struct Tracker {
@@ -134,6 +160,8 @@ pub struct Tracker {
     client: Arc<dyn Client>,
     cfg: RecipeConfig,
     discipline: Discipline,
+    /// The application asks the library before each write, and its answer decides.
+    asks: bool,
     shared: Arc<Mutex<Shared>>,
     notices: Notices,
     task: Option<tokio::task::JoinHandle<()>>,
@@ -153,11 +181,18 @@ impl Tracker {
         process: u32,
         sent_at: Instant,
         cfg: RecipeConfig,
-        discipline: Discipline,
+        keeping: Keeping,
         notices: Notices,
     ) -> Self {
+        let discipline = keeping.discipline;
+        let asks = keeping.ask == Ask::BeforeWrite && client.judges_its_own_hold();
+        let valid_until = if asks {
+            Instant::now() + LIBRARY_JUDGES
+        } else {
+            hold.valid_until
+        };
         let shared = Arc::new(Mutex::new(Shared {
-            machine: Ownership::new(sent_at, hold.valid_until),
+            machine: Ownership::new(sent_at, valid_until),
             announced: false,
         }));
         let mut t = Tracker {
@@ -166,6 +201,7 @@ impl Tracker {
             client,
             cfg,
             discipline,
+            asks,
             shared,
             notices,
             task: None,
@@ -187,9 +223,17 @@ impl Tracker {
         state
     }
 
-    /// Decides whether a write may go out, renewing first under the inline discipline.
+    /// Decides whether a write may go out: the application's question to its library first
+    /// where it asks one, else a renewal under the inline discipline.
     pub async fn gate_write(&self) -> WriteGate {
-        if self.discipline.renewal == Renewal::Inline {
+        if self.asks {
+            if let Some(ask) = self.client.ask(&self.hold) {
+                let sent = Instant::now();
+                let answer = self.asked(ask).await;
+                let outcome = crate::client::checked_renewal(answer, self.cfg.ttl);
+                lock(&self.shared).machine.observe(sent, &outcome);
+            }
+        } else if self.discipline.renewal == Renewal::Inline {
             let due = {
                 let mut s = lock(&self.shared);
                 let now = Instant::now();
@@ -219,6 +263,21 @@ impl Tracker {
         if let Some(t) = self.task.take() {
             t.abort();
         }
+    }
+
+    /// Asks, and tells the history the question and its answer.
+    async fn asked(
+        &self,
+        question: futures::future::BoxFuture<'_, Completion<Belief>>,
+    ) -> Completion<Belief> {
+        ask_and_tell(
+            question,
+            self.cfg.op_timeout,
+            self.process,
+            &self.hold,
+            &self.notices,
+        )
+        .await
     }
 
     fn announce_if_lost(&self) {
@@ -265,15 +324,7 @@ async fn renew_once(
     let sent = Instant::now();
     let outcome = match client.check(hold) {
         Some(check) => {
-            let asked = notices.clock.now();
-            let answer = within(cfg.op_timeout, "check", check).await;
-            let _ = notices.tx.send(Notice::Checked(CheckNotice {
-                process,
-                hold: hold.clone(),
-                asked,
-                answered: notices.clock.now(),
-                answer: answer.clone(),
-            }));
+            let answer = ask_and_tell(check, cfg.op_timeout, process, hold, notices).await;
             crate::client::checked_renewal(answer, cfg.ttl)
         }
         None => within(cfg.op_timeout, "renew", client.renew(hold)).await,
@@ -281,6 +332,27 @@ async fn renew_once(
     let mut s = lock(shared);
     s.machine.observe(sent, &outcome);
     s.machine.state_at(Instant::now());
+}
+
+/// Asks the client whether it holds `hold` (within `limit`) and tells `notices` the question
+/// and its answer, stamped on the run's clock, for the history's `f = check` lines.
+async fn ask_and_tell(
+    question: futures::future::BoxFuture<'_, Completion<Belief>>,
+    limit: Duration,
+    process: u32,
+    hold: &Grant,
+    notices: &Notices,
+) -> Completion<Belief> {
+    let asked = notices.clock.now();
+    let answer = within(limit, "check", question).await;
+    let _ = notices.tx.send(Notice::Checked(CheckNotice {
+        process,
+        hold: hold.clone(),
+        asked,
+        answered: notices.clock.now(),
+        answer: answer.clone(),
+    }));
+    answer
 }
 
 /// Sends the lost notice once; true when the hold is lost (announced now or before).

@@ -49,8 +49,12 @@ pub enum Op {
     Release {
         process: u32,
     },
-    /// Forgets the current hold without releasing it (after an indeterminate outcome).
+    /// Forgets the current hold without releasing it and ends the client, as if it had crashed
+    /// (after an indeterminate outcome, the application profile's `on_error: crash`).
     Abandon,
+    /// Forgets the current hold without releasing it and keeps the client (after an
+    /// indeterminate outcome, the profile's `on_error: keep`).
+    Forget,
 }
 
 /// The completion of a request, in the shape of a history completion.
@@ -76,6 +80,13 @@ pub struct Outcome {
     /// A check's answer: whether the lock client says it holds the lock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held: Option<bool>,
+    /// Beside a check's `held`: what the adapter's own read of the lock service said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_held: Option<bool>,
+    /// Beside an acquire's `ok`: what the adapter's own read-back after the library's grant
+    /// found (its node or key gone), when it found the grant's footing missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_back: Option<String>,
     /// The client library raised what it does not document (see `client::EXCEPTION`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub exception: bool,
@@ -93,6 +104,8 @@ impl Outcome {
             error: None,
             value: None,
             held: None,
+            server_held: None,
+            read_back: None,
             exception: false,
         }
     }

@@ -50,6 +50,7 @@ async fn a_checking_adapters_keep_alive_questions_are_recorded_and_change_no_hol
             endpoints: vec![],
             ttl_ms: 300,
             acquire_timeout_ms: 300,
+            op_timeout_ms: 300,
             options: serde_json::json!({}),
         };
         let client =
@@ -73,6 +74,7 @@ async fn a_checking_adapters_keep_alive_questions_are_recorded_and_change_no_hol
         key: "k".into(),
         work: Duration::from_millis(40)..=Duration::from_millis(60),
         writes_per_hold: 2,
+        app: workloads::App::Short,
         between: Duration::ZERO..=Duration::from_millis(2),
         until_ns: 600_000_000,
         seed: 7,

@@ -53,6 +53,7 @@ async fn run(knobs: MemoryKnobs, workers: usize, seconds: f64, ttl_ms: u64) -> R
         key: "k".into(),
         work: Duration::from_millis(1)..=Duration::from_millis(5),
         writes_per_hold: 2,
+        app: workloads::App::Short,
         between: Duration::ZERO..=Duration::from_millis(2),
         until_ns: (seconds * 1e9) as u64,
         seed: 42,

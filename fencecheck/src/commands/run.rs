@@ -91,6 +91,13 @@ pub struct Args {
     /// What a worker does when it cannot confirm its lease (default continue: the naive client).
     #[arg(long, value_parser = one_of(["stop", "continue"]))]
     pub discipline: Option<String>,
+    /// The application the workers model (default short): short (critical sections of ttl/4, a
+    /// crash after any library error, the library never asked), job (jobs of 3 x ttl on the
+    /// library's renewal, writing as they go, the library asked before each write), job-keep
+    /// (job, the client kept after the library raised), daemon (job-keep, a lost lock taken
+    /// again at once).
+    #[arg(long, value_parser = one_of(workloads::app::ROWS.map(|r| r.name)))]
+    pub app: Option<String>,
     /// Bugs to plant in the in-memory provider: for exercising the pipeline, not for judging a
     /// real lock.
     #[arg(long, value_delimiter = ',', value_parser = one_of(MemoryBug::ALL.map(MemoryBug::as_str)))]
@@ -136,6 +143,7 @@ impl Args {
             seed: self.seed,
             fail_on: self.fail_on.clone(),
             discipline: self.discipline.clone(),
+            app: self.app.clone(),
             memory_bugs: self.memory_bugs.clone(),
             ..RawTest::default()
         }

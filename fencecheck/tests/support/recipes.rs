@@ -206,6 +206,7 @@ pub async fn contention(bed: &Bed, n: usize, secs: u64) {
         key: "k-contended".into(),
         work: Duration::from_millis(5)..=Duration::from_millis(30),
         writes_per_hold: 2,
+        app: workloads::App::Short,
         between: Duration::ZERO..=Duration::from_millis(20),
         until_ns: bed.rec.clock.now() + secs * 1_000_000_000,
         seed: 7,

@@ -9,6 +9,7 @@ use super::clients::LockClient;
 use super::duration::Dur;
 use nemesis::{FaultKind, Plan};
 use results::AnomalyKind;
+pub use workloads::app::App;
 pub use workloads::config::{Discipline, RecipeConfig};
 pub use workloads::kinds::{CounterStore, Provider, RecipeKind, ResourceKind};
 pub use workloads::recipes::MemoryBug;
@@ -70,6 +71,9 @@ pub struct TestPlan {
     /// `test.yaml` records.
     pub client_timing: RecipeConfig,
     pub discipline: Discipline,
+    /// The application the workers model (docs/design.md, "Driving a library as applications
+    /// do").
+    pub app: App,
     pub time_limit: Dur,
     /// How long a worker works while holding the lock before it writes.
     pub work: Dur,

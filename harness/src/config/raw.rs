@@ -32,6 +32,10 @@ pub struct RawTest {
     pub op_timeout: Option<Dur>,
     pub acquire_timeout: Option<Dur>,
     pub discipline: Option<String>,
+    /// The application profile: how long a hold lasts, what the application does after the
+    /// library raised, whether it asks the library before each write, what it does when the
+    /// library reports the lock lost (docs/design.md, "Driving a library as applications do").
+    pub app: Option<String>,
     pub renewal: Option<String>,
     pub time_limit: Option<Dur>,
     pub work: Option<Dur>,
@@ -92,6 +96,7 @@ impl RawTest {
             op_timeout,
             acquire_timeout,
             discipline,
+            app,
             renewal,
             time_limit,
             work,

@@ -26,13 +26,16 @@ pub fn worker_launch(plan: &TestPlan, owner: &str) -> WorkerLaunch {
             require_token: plan.workload == Workload::FencedWrite && plan.resource.needs_token(),
         }),
     };
-    WorkerLaunch::new(
-        owner,
-        client,
-        &plan.lock,
-        plan.client_timing.clone(),
-        plan.discipline,
-    )
+    WorkerLaunch {
+        app: plan.app,
+        ..WorkerLaunch::new(
+            owner,
+            client,
+            &plan.lock,
+            plan.client_timing.clone(),
+            plan.discipline,
+        )
+    }
 }
 
 #[cfg(test)]

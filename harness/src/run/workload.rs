@@ -46,6 +46,7 @@ pub async fn record(
         key: "k0".into(),
         work: plan.work.get() / 2..=plan.work.get() * 3 / 2,
         writes_per_hold: plan.writes_per_hold,
+        app: plan.app,
         between: Duration::ZERO..=plan.ttl().get() / 10,
         until_ns: started + until.as_nanos() as u64,
         seed: plan.seed,
@@ -105,7 +106,7 @@ async fn supervise(
         log.line(&format!("{}: connected, client {}", conn.name, conn.recipe));
         live.saw_client(&conn.recipe);
         live.saw_worker(i, site.workers(), &conn.name);
-        let mut session = Session::new(conn, ids, recorder.clone());
+        let mut session = Session::new(conn, ids, recorder.clone()).on_error(spec.app.on_error());
         let summary = if counter {
             run_counter_worker(&mut session, spec).await?
         } else {

@@ -1,14 +1,17 @@
 //! A client library under test, as a [`Client`]: each call is one request to its adapter,
 //! answered with Jepsen's outcomes. What the adapter cannot vouch for is `info`; a timeout is
 //! `info` and the adapter is killed and started again before the next call (so a late reply
-//! can never be taken for a new one; the same when the worker's own deadline cancelled a call); a line that is not protocol, a reply to another request
-//! or an adapter that died is `info` marked as a library exception, naming the adapter. After
-//! an `info` the worker abandons the hold: the adapter is killed, as if the client had crashed,
-//! and a fresh one (a new session) serves the next acquire.
+//! can never be taken for a new one; the same when the worker's own deadline cancelled a call);
+//! a line that is not protocol, a reply to another request or an adapter that died is `info`
+//! marked as a library exception, naming the adapter. After an `info` the application profile
+//! decides: it abandons the hold and the adapter is killed, as if the client had crashed, and a
+//! fresh one (a new session) serves the next acquire; or it forgets the hold and the same
+//! adapter, with its library's session and objects, goes on. An acquire the library granted is
+//! a grant, whatever the adapter's own read-back found (that finding travels beside it).
 
 use super::link::{Broken, Launch, LeaseWatch, Link};
 use super::wire::{Capabilities, Init, Reply, ReplyType};
-use crate::client::{checked_renewal, Client, Completion, Grant, NOT_OWNER};
+use crate::client::{checked_renewal, Belief, Client, Completion, Grant, NOT_OWNER};
 use crate::config::RecipeConfig;
 use futures::future::BoxFuture;
 use serde_json::json;
@@ -143,11 +146,15 @@ impl AdapterClient {
         }
     }
 
-    /// The adapter's `check`: whether the library says it still holds the lock.
-    async fn ask_check(&self) -> Completion<bool> {
+    /// The adapter's `check`: whether the library says it still holds the lock (and what the
+    /// adapter's own read of the service said, where it made one).
+    async fn ask_check(&self) -> Completion<Belief> {
         match self.call(json!({"op": "check"}), self.cfg.op_timeout).await {
             Completion::Ok(r) if r.kind == ReplyType::Ok => match r.held {
-                Some(held) => Completion::Ok(held),
+                Some(held) => Completion::Ok(Belief {
+                    held,
+                    server_held: r.server_held,
+                }),
                 None => Completion::exception(format!(
                     "adapter {} answered check without held",
                     self.name
@@ -213,6 +220,8 @@ impl Client for AdapterClient {
             let token = match (r.token_value(), &self.described.token) {
                 (Ok(Some(t)), Some(_)) => Some(t),
                 (Ok(None), None) => None,
+                // The read-back that reads the token found the node or key gone.
+                (Ok(None), Some(_)) if r.read_back.is_some() => None,
                 (Ok(t), source) => {
                     return Completion::exception(format!(
                         "adapter {} said its token is {source:?} but acquire reported {t:?}",
@@ -236,6 +245,7 @@ impl Client for AdapterClient {
                 lease,
                 lock_key: None,
                 token,
+                read_back: r.read_back.clone(),
                 // The library's word: its session or lease was alive when it answered (an
                 // acquire may have waited long for the lock, its session kept alive meanwhile),
                 // so the hold counts from the reply. Whether the library was right is what the
@@ -274,11 +284,21 @@ impl Client for AdapterClient {
         })
     }
 
-    fn check<'a>(&'a self, _grant: &'a Grant) -> Option<BoxFuture<'a, Completion<bool>>> {
+    fn check<'a>(&'a self, _grant: &'a Grant) -> Option<BoxFuture<'a, Completion<Belief>>> {
         let caps = self.described.capabilities;
         // A loss the library already reported is answered by `renew` without asking.
         let lost = self.watch.lost_count() > self.lost_at_grant.load(Ordering::SeqCst);
         (caps.check && !caps.renew && !lost).then(|| Box::pin(self.ask_check()) as BoxFuture<'a, _>)
+    }
+
+    fn ask<'a>(&'a self, _grant: &'a Grant) -> Option<BoxFuture<'a, Completion<Belief>>> {
+        let caps = self.described.capabilities;
+        caps.check
+            .then(|| Box::pin(self.ask_check()) as BoxFuture<'a, _>)
+    }
+
+    fn judges_its_own_hold(&self) -> bool {
+        true
     }
 
     fn release<'a>(&'a self, _grant: &'a Grant) -> BoxFuture<'a, Completion<()>> {

@@ -1,11 +1,11 @@
-//! The client-adapter protocol's lines (version 1, `docs/adapters.md`): what the worker sends
+//! The client-adapter protocol's lines (version 2, `docs/adapters.md`): what the worker sends
 //! an adapter and what the adapter answers. One JSON object per line; requests carry an `id`
 //! and an `op`, replies repeat the `id` and give a `type`, events carry an `event` and no `id`.
 
 use serde::{Deserialize, Serialize};
 
 /// The protocol version this worker speaks.
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// The first request: who the adapter works for and where the lock service is.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -19,6 +19,9 @@ pub struct Init {
     pub endpoints: Vec<String>,
     pub ttl_ms: u64,
     pub acquire_timeout_ms: u64,
+    /// The test's operation timeout: the adapter sets its library's request timeout from it
+    /// (unless the test's options keep the library's own default).
+    pub op_timeout_ms: u64,
     /// Passed through from the test unchanged.
     pub options: serde_json::Value,
 }
@@ -55,6 +58,9 @@ pub struct Reply {
     // acquire
     #[serde(default)]
     pub lease: Option<String>,
+    /// The adapter's read-back after the library's grant found its node or key gone.
+    #[serde(default)]
+    pub read_back: Option<String>,
     // release
     #[serde(default)]
     pub reason: Option<String>,
@@ -64,6 +70,9 @@ pub struct Reply {
     // check
     #[serde(default)]
     pub held: Option<bool>,
+    /// Beside the library's belief: what the adapter's own read of the service said.
+    #[serde(default)]
+    pub server_held: Option<bool>,
 }
 
 /// Jepsen's three outcomes, as an adapter writes them.

@@ -171,6 +171,10 @@ async fn read_loop<R: tokio::io::AsyncBufRead + Unpin>(
                 let mut done = e.clone();
                 (done.time, done.kind, done.held) = (answered, outcome.kind, outcome.held);
                 (done.error, done.exception) = (outcome.error, outcome.exception);
+                if let Some(server_held) = outcome.server_held {
+                    // The adapter's own read of the service, beside the library's belief.
+                    done.value = Some(serde_json::json!({ "server_held": server_held }));
+                }
                 for e in [e, done] {
                     if let Err(err) = recorder.record_stamped(e) {
                         tracing::error!("cannot record a check: {err}");

@@ -5,6 +5,7 @@
 //! one operation at a time, by tests that script an incident.
 
 use super::{Gone, Recorder, WorkerConn};
+use crate::app::OnError;
 use crate::protocol::{Op, Outcome};
 use results::jsonl::JsonlError;
 use results::{Event, OpType, F};
@@ -72,6 +73,8 @@ pub struct Session {
     held: Option<RecordedGrant>,
     dead: bool,
     last: Option<Completed>,
+    /// What the application does with its client after an `info`.
+    on_error: OnError,
 }
 
 /// Where the last operation's completion landed in the history, and the token it carried.
@@ -92,7 +95,16 @@ impl Session {
             held: None,
             dead: false,
             last: None,
+            on_error: OnError::Crash,
         }
+    }
+
+    /// Keeps the worker's lock client after an `info` (the profile's `on_error: keep`) instead
+    /// of ending it: the process id is still retired, as Jepsen's history requires, and the
+    /// next operation goes through the same client.
+    pub fn on_error(mut self, on_error: OnError) -> Self {
+        self.on_error = on_error;
+        self
     }
 
     /// The ids this worker has left (a new session after its death continues from them).
@@ -280,6 +292,10 @@ impl Session {
                 if let Some(v) = outcome.value {
                     done.value = Some(serde_json::json!(v));
                 }
+                if let Some(found) = &outcome.read_back {
+                    // A grant whose node or key the adapter's read-back found gone.
+                    done.value = Some(serde_json::json!({ "read_back": found }));
+                }
                 let token = done.token;
                 let index = self.rec.record(done)?;
                 self.last = Some(Completed { index, token });
@@ -301,10 +317,15 @@ impl Session {
         }
     }
 
-    /// After `info`: the process id is retired and the worker forgets any hold it may have.
+    /// After `info`: the process id is retired and the worker forgets any hold it may have;
+    /// its client ends with it or lives on, as the application does.
     async fn retire(&mut self) {
         self.process = self.ids.take();
         self.held = None;
-        let _ = self.conn.call(Op::Abandon).await;
+        let op = match self.on_error {
+            OnError::Crash => Op::Abandon,
+            OnError::Keep => Op::Forget,
+        };
+        let _ = self.conn.call(op).await;
     }
 }

@@ -91,6 +91,7 @@ impl Client for EtcdLease {
                             owner: self.owner.clone(),
                             lease: format!("{:x}", kept.id),
                             lock_key: Some(key.clone()),
+                            read_back: None,
                             token: Some(rev as u64),
                             valid_until: last_keep_alive + self.cfg.ttl,
                         };

@@ -122,6 +122,7 @@ impl Client for EtcdLock {
                 owner: self.owner.clone(),
                 lease: format!("{:x}", kept.id),
                 lock_key: Some(String::from_utf8_lossy(&key).into_owned()),
+                read_back: None,
                 token: Some(rev as u64),
                 valid_until: confirmed + self.cfg.ttl,
             };

@@ -131,6 +131,7 @@ impl MemoryLockService {
             lock: lock.to_string(),
             owner: owner.to_string(),
             lock_key: Some(format!("memory/{lock}")),
+            read_back: None,
             lease,
             token: Some(token),
             valid_until: now + ttl,

@@ -201,6 +201,7 @@ impl Client for PgAdvisory {
                             owner: self.owner.clone(),
                             lease: format!("pid {} key {lock}", session.pid),
                             lock_key: None,
+                            read_back: None,
                             token: Some(token as u64),
                             // No lease: the session holds it while the server keeps the
                             // session; renew confirms it every renew interval.

@@ -115,6 +115,7 @@ impl Client for RedisLock {
                             owner: self.owner.clone(),
                             lease: value,
                             lock_key: Some(key.clone()),
+                            read_back: None,
                             token: Some(token),
                             valid_until: sent + self.cfg.ttl,
                         })

@@ -112,6 +112,7 @@ impl Client for Redlock {
                             owner: self.owner.clone(),
                             lease: value,
                             lock_key: Some(key.clone()),
+                            read_back: None,
                             token: None,
                             valid_until: Instant::now() + v,
                         });

@@ -156,6 +156,7 @@ impl ZkLock {
                 lock: lock.to_string(),
                 owner: self.owner.clone(),
                 lock_key: Some(path.clone()),
+                read_back: None,
                 lease: path,
                 token: Some(stat.czxid as u64),
                 valid_until: sent + c.session_timeout(),

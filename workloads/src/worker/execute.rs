@@ -2,11 +2,12 @@
 //! and its resource client, turning every outcome into a history-shaped [`Outcome`]. One request
 //! at a time, like a Jepsen process; the hold's [`Tracker`] runs beside it.
 
+use crate::app::Ask;
 use crate::client::{within, Client, Completion, NOT_OWNER};
 use crate::config::{Discipline, RecipeConfig};
 use crate::counter_guard::Counter;
 use crate::fenced_write::{ResourceWriter, WriteRequest};
-use crate::ownership::{Notice, Notices, Tracker, WriteGate};
+use crate::ownership::{Keeping, Notice, Notices, Tracker, WriteGate};
 use crate::protocol::{Op, Outcome};
 use results::{OpResult, OpType};
 use std::sync::Arc;
@@ -22,6 +23,8 @@ pub struct Worker {
     /// What the worker's hello says it runs: its recipe, or the library behind its adapter.
     client_label: String,
     discipline: Discipline,
+    /// Whether the application asks its library before each write.
+    ask: Ask,
     current: Option<Tracker>,
     counter: Option<Arc<dyn Counter>>,
     /// In process only: the gate a pause closes (a container worker is stopped by the kernel).
@@ -59,12 +62,19 @@ impl Worker {
             client_label: cfg.recipe.to_string(),
             cfg,
             discipline,
+            ask: Ask::Never,
             current: None,
             counter: None,
             freeze: None,
             notices_tx,
             notices,
         }
+    }
+
+    /// Makes the application ask its library before each write (its profile's `ask`).
+    pub fn with_ask(mut self, ask: Ask) -> Self {
+        self.ask = ask;
+        self
     }
 
     /// Gives the worker the counter store its `increment` and `read` operations use.
@@ -135,6 +145,14 @@ impl Worker {
                 self.client.abandon().await;
                 Outcome::bare(OpType::Ok)
             }
+            Op::Forget => {
+                // The application goes on with the same client: only the hold is forgotten.
+                if let Some(mut t) = self.current.take() {
+                    t.stop();
+                }
+                self.client.forget().await;
+                Outcome::bare(OpType::Ok)
+            }
         }
     }
 
@@ -156,6 +174,7 @@ impl Worker {
                     owner: Some(hold.owner.clone()),
                     lease: Some(hold.lease.clone()),
                     token: hold.token,
+                    read_back: hold.read_back.clone(),
                     ..Outcome::bare(OpType::Ok)
                 };
                 self.current = Some(Tracker::start(
@@ -164,7 +183,10 @@ impl Worker {
                     process,
                     sent,
                     self.cfg.clone(),
-                    self.discipline,
+                    Keeping {
+                        discipline: self.discipline,
+                        ask: self.ask,
+                    },
                     self.notices_tx.clone(),
                 ));
                 out

@@ -8,6 +8,7 @@
 
 use super::Worker;
 use crate::adapter::{AdapterClient, Init, Launch, INIT_DEADLINE, PROTOCOL};
+use crate::app::App;
 use crate::client::Client;
 use crate::config::{Discipline, RecipeConfig};
 use crate::counter_guard::Counter;
@@ -31,6 +32,9 @@ pub struct WorkerLaunch {
     /// adapter, the provider's default recipe, whose rules the timing follows.
     pub config: RecipeConfig,
     pub discipline: Discipline,
+    /// The application the worker models (whether it asks its library before each write).
+    #[serde(default)]
+    pub app: App,
     /// The lock service's endpoints as the worker reaches them (`etcd-1:2379`, or its routes
     /// through the link proxy); empty in process.
     #[serde(default)]
@@ -142,6 +146,7 @@ impl WorkerLaunch {
             lock: lock.into(),
             config,
             discipline,
+            app: App::default(),
             endpoints: Vec::new(),
             sentinel_master: default_sentinel_master(),
             resource: None,
@@ -203,6 +208,7 @@ impl WorkerLaunch {
             self.discipline,
         )
         .with_client_label(label)
+        .with_ask(self.app.ask())
         .with_clock(
             self.clock_start
                 .map_or_else(results::RunClock::start, results::RunClock::from_start),
@@ -228,6 +234,7 @@ impl WorkerLaunch {
             endpoints: self.endpoints.clone(),
             ttl_ms: self.config.ttl.as_millis() as u64,
             acquire_timeout_ms: self.config.acquire_timeout.as_millis() as u64,
+            op_timeout_ms: self.config.op_timeout.as_millis() as u64,
             options: adapter.options.clone(),
         }
     }
@@ -298,6 +305,7 @@ mod tests {
             .validate(RecipeKind::ZkLock)
             .unwrap(),
             discipline: "continue,inline".parse().unwrap(),
+            app: App::JobKeep,
             endpoints: vec!["zk-1:2181".into()],
             sentinel_master: default_sentinel_master(),
             resource: Some("resource:7000".into()),
@@ -325,6 +333,7 @@ mod tests {
         };
         let init = l.init(a);
         assert_eq!(init.acquire_timeout_ms, 1500);
+        assert_eq!(init.op_timeout_ms, l.config.op_timeout.as_millis() as u64);
         assert_eq!(init.ttl_ms, 5000);
         assert_eq!(init.provider, "zookeeper");
         assert_eq!(init.options["style"], "with");

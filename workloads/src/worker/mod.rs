@@ -147,8 +147,9 @@ fn notice(n: Notice) -> Message {
             asked: c.asked,
             answered: c.answered,
             outcome: match c.answer {
-                Completion::Ok(held) => Outcome {
-                    held: Some(held),
+                Completion::Ok(belief) => Outcome {
+                    held: Some(belief.held),
+                    server_held: belief.server_held,
                     ..Outcome::bare(OpType::Ok)
                 },
                 Completion::Fail(e) => Outcome::with_error(OpType::Fail, e),

@@ -8,7 +8,7 @@
 //! - [`timing`]: ttl, renewal, timeouts, time limit, work, recovery;
 //! - [`writes`]: resource, workload and counter store, writes per hold;
 //! - [`faults`]: the drawn faults or the explicit schedule, as the nemesis plan;
-//! - [`naming`]: test name, lock name, discipline, `fail_on`, planted bugs.
+//! - [`naming`]: test name, lock name, discipline, application profile, `fail_on`, planted bugs.
 
 mod faults;
 mod lock;
@@ -47,11 +47,12 @@ pub const DEFAULT_TIME_LIMIT: super::Dur = super::Dur(std::time::Duration::from_
 pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError> {
     let seed = raw.seed.unwrap_or(random_seed);
     let (provider, client) = lock::provider_and_client(&raw)?;
-    let timing = timing::timing(&raw, client.rules())?;
-    let (resource, workload, writes_per_hold) = writes::writes(&raw, provider, &client)?;
+    let app = naming::app(&raw)?;
+    let timing = timing::timing(&raw, client.rules(), app)?;
+    let (resource, workload, writes_per_hold) = writes::writes(&raw, provider, &client, app)?;
     let faults = faults::faults(&raw, provider, workload, &timing, seed)?;
     faults::refuse_unreachable_clock(&faults, &client)?;
-    let names = naming::naming(&raw, provider, &client, resource, &faults)?;
+    let names = naming::naming(&raw, provider, &client, resource, &faults, app)?;
     // A PyPI release's image is known only once its wheels are fetched: the run prepares it
     // (`run::release::prepare`) before any container starts.
     let client_image = (client.needs_client_image() && !client.image_made_at_start()).then(|| {
@@ -105,6 +106,7 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         workers: lock::workers(&raw)?,
         client_timing: timing.client,
         discipline: names.discipline,
+        app,
         time_limit: timing.time_limit,
         work: timing.work,
         writes_per_hold,

@@ -1,5 +1,5 @@
 //! The names a test carries: its own (the run directory and Docker run id), the lock's, the
-//! client discipline, the anomaly kinds that fail it, and the bugs planted in the memory
+//! client discipline, the application profile, the anomaly kinds that fail it, and the bugs planted in the memory
 //! provider.
 
 use super::{err, ConfigError};
@@ -8,6 +8,7 @@ use crate::config::plan::{Discipline, Faults, MemoryBug, Provider, ResourceKind}
 use crate::config::raw::RawTest;
 use results::AnomalyKind;
 use workloads::config::{OnSuspect, Renewal};
+use workloads::App;
 
 /// The named pieces of a plan.
 #[derive(Debug, Clone)]
@@ -25,6 +26,7 @@ pub fn naming(
     client: &LockClient,
     resource: ResourceKind,
     faults: &Faults,
+    app: App,
 ) -> Result<Names, ConfigError> {
     let lock = raw.lock.clone().unwrap_or_else(|| "fencecheck-lock".into());
     if lock.is_empty() || lock.contains(char::is_whitespace) {
@@ -40,7 +42,11 @@ pub fn naming(
         } else {
             drawn.join("+")
         };
-        format!("{}-{resource}-{faults}", client.name())
+        // The default profile keeps the names runs always had.
+        match app {
+            App::Short => format!("{}-{resource}-{faults}", client.name()),
+            other => format!("{}-{resource}-{faults}-{other}", client.name()),
+        }
     });
     if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
         return Err(err(
@@ -55,6 +61,19 @@ pub fn naming(
         fail_on: fail_on(raw)?,
         memory_bugs: memory_bugs(raw, provider)?,
     })
+}
+
+/// The application profile (`app:`, `--app`); `short` when the test names none.
+pub fn app(raw: &RawTest) -> Result<App, ConfigError> {
+    match &raw.app {
+        None => Ok(App::default()),
+        Some(name) => name.parse().map_err(|e: workloads::app::UnknownApp| {
+            err(
+                "app",
+                format!("{e} (docs/design.md, \"Driving a library as applications do\")"),
+            )
+        }),
+    }
 }
 
 fn discipline(raw: &RawTest) -> Result<Discipline, ConfigError> {

@@ -670,3 +670,54 @@ fn client_clock_faults_fake_the_workers_clocks_not_the_servers() {
     let ttl = p.ttl().get();
     assert!((ttl / 4..=ttl * 3 / 4).contains(&stall.duration), "{stall}");
 }
+
+#[test]
+fn a_job_profile_holds_for_several_leases_and_writes_as_it_goes() {
+    let short = validate(raw(), 1).unwrap();
+    assert_eq!(short.app, workloads::App::Short);
+    assert_eq!(
+        short.work,
+        Dur::from_millis(500),
+        "a quarter of the 2 s lease"
+    );
+    assert_eq!(short.writes_per_hold, 1);
+    let job = validate(
+        RawTest {
+            app: Some("job".into()),
+            ..raw()
+        },
+        1,
+    )
+    .unwrap();
+    assert_eq!(
+        job.work,
+        Dur::secs(6),
+        "three leases: it lives on the renewal"
+    );
+    assert_eq!(job.writes_per_hold, 4);
+    assert!(job.name.ends_with("-job"), "{}", job.name);
+    let yaml = crate::config::plan_file::to_yaml(&job).unwrap();
+    assert!(yaml.contains("app: job"), "{yaml}");
+    // A test's own work and writes win over the profile's.
+    let own = validate(
+        RawTest {
+            app: Some("daemon".into()),
+            work: Some(Dur::secs(1)),
+            writes_per_hold: Some(2),
+            ..raw()
+        },
+        1,
+    )
+    .unwrap();
+    assert_eq!((own.work, own.writes_per_hold), (Dur::secs(1), 2));
+    let e = validate(
+        RawTest {
+            app: Some("batch".into()),
+            ..raw()
+        },
+        1,
+    )
+    .unwrap_err();
+    assert_eq!(e.field, "app");
+    assert!(e.message.contains("short, job, job-keep, daemon"), "{e}");
+}

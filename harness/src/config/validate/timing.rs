@@ -6,6 +6,7 @@ use super::{err, ConfigError, DEFAULT_TIME_LIMIT};
 use crate::config::duration::Dur;
 use crate::config::plan::RecipeKind;
 use crate::config::raw::RawTest;
+use workloads::app::{App, HoldLength};
 use workloads::config::{ConfigError as RecipeError, RawRecipeConfig, RecipeConfig};
 
 /// The validated durations of a test.
@@ -21,7 +22,7 @@ pub struct Timing {
     pub recovery: Dur,
 }
 
-pub fn timing(raw: &RawTest, recipe: RecipeKind) -> Result<Timing, ConfigError> {
+pub fn timing(raw: &RawTest, recipe: RecipeKind, app: App) -> Result<Timing, ConfigError> {
     let ttl = raw.ttl.unwrap_or(Dur::secs(2));
     if ttl.get().is_zero() {
         return Err(err(
@@ -85,9 +86,12 @@ pub fn timing(raw: &RawTest, recipe: RecipeKind) -> Result<Timing, ConfigError> 
             "a time limit of 0 runs nothing; use e.g. 60s",
         ));
     }
-    let work = raw
-        .work
-        .unwrap_or(Dur::from_millis((ttl.get().as_millis() / 4) as u64));
+    // A short critical section works a quarter of the lease; a job several leases, so that it
+    // lives on the library's renewal.
+    let work = raw.work.unwrap_or(match app.hold() {
+        HoldLength::Short => Dur::from_millis((ttl.get().as_millis() / 4) as u64),
+        HoldLength::Job => Dur(ttl.get() * 3),
+    });
     let recovery_slack = raw
         .recovery_slack
         .unwrap_or(results::store::DEFAULT_RECOVERY_SLACK);

@@ -6,11 +6,13 @@ use super::{err, ConfigError};
 use crate::config::clients::LockClient;
 use crate::config::plan::{CounterStore, Provider, ResourceKind, Workload};
 use crate::config::raw::RawTest;
+use workloads::app::{App, HoldLength};
 
 pub fn writes(
     raw: &RawTest,
     provider: Provider,
     client: &LockClient,
+    app: App,
 ) -> Result<(ResourceKind, Workload, u32), ConfigError> {
     let resource = match raw.resource.as_deref() {
         Some(r) => r
@@ -62,7 +64,11 @@ pub fn writes(
              fencecheck's etcd recipes expose: use counter_store redis or postgres with an adapter",
         ));
     }
-    let writes_per_hold = raw.writes_per_hold.unwrap_or(1);
+    // A job writes as it goes: a write after each quarter of its work.
+    let writes_per_hold = raw.writes_per_hold.unwrap_or(match app.hold() {
+        HoldLength::Short => 1,
+        HoldLength::Job => 4,
+    });
     if !(1..=100).contains(&writes_per_hold) {
         return Err(err("writes_per_hold", "use 1 to 100 writes per hold"));
     }

@@ -29,6 +29,7 @@ fn init() -> Init {
         endpoints: vec!["etcd-1:2379".into()],
         ttl_ms: 2000,
         acquire_timeout_ms: 300,
+        op_timeout_ms: 300,
         options: json!({}),
     }
 }
@@ -177,4 +178,71 @@ async fn a_call_cancelled_by_its_caller_never_pairs_its_late_reply_with_the_next
     };
     // Request 1 of the fresh adapter (0 is its init), not the late reply to the cancelled one.
     assert_eq!(g.lease, "n1");
+}
+
+#[tokio::test]
+async fn a_grant_whose_read_back_found_its_node_gone_is_still_the_librarys_grant() {
+    // The library said "acquired"; the adapter's own read of the token found the node gone.
+    let a = start(&after_init(
+        r#"read l; echo '{"id":1,"type":"ok","lease":"/l/n7","read_back":"lock node /l/n7 gone"}'; sleep 5"#,
+    ))
+    .await
+    .unwrap();
+    let Completion::Ok(g) = a.acquire("l").await else {
+        panic!("a grant, not an indeterminate acquire")
+    };
+    assert_eq!(g.lease, "/l/n7");
+    assert_eq!(g.token, None, "no token could be read");
+    assert_eq!(g.read_back.as_deref(), Some("lock node /l/n7 gone"));
+}
+
+#[tokio::test]
+async fn a_kept_client_answers_the_next_call_itself_and_an_abandoned_one_is_started_afresh() {
+    // Each adapter answers its first acquire `info` and every later one `ok`: a fresh adapter
+    // shows itself by answering `info` again.
+    let script = after_init(concat!(
+        r#"read l; echo '{"id":1,"type":"info","error":"ConnectionError: reset"}'; "#,
+        r#"while read l; do id=$(echo "$l" | sed 's/.*"id":\([0-9]*\).*/\1/'); "#,
+        r#"echo "{\"id\":$id,\"type\":\"ok\",\"lease\":\"n$id\",\"token\":$id}"; done"#
+    ));
+    let kept = start(&script).await.unwrap();
+    assert!(matches!(kept.acquire("l").await, Completion::Info(_)));
+    kept.forget().await;
+    let Completion::Ok(g) = kept.acquire("l").await else {
+        panic!("the same library objects answer the next acquire")
+    };
+    assert_eq!(g.lease, "n2", "request 2 of the same adapter");
+    let crashed = start(&script).await.unwrap();
+    assert!(matches!(crashed.acquire("l").await, Completion::Info(_)));
+    crashed.abandon().await;
+    assert!(
+        matches!(crashed.acquire("l").await, Completion::Info(_)),
+        "a fresh adapter, as after a crash"
+    );
+}
+
+#[tokio::test]
+async fn the_application_may_ask_a_library_that_renews_and_hears_its_belief_and_the_servers() {
+    let init_ok = r#"{"id":0,"type":"ok","library":"shlib","version":"9","token":null,"capabilities":["release","renew","check"]}"#;
+    let script = format!(
+        "read l; printf '%s\\n' '{init_ok}'; {}",
+        concat!(
+            r#"read l; echo '{"id":1,"type":"ok","lease":"n1"}'; "#,
+            r#"read l; echo '{"id":2,"type":"ok","held":true,"server_held":false}'; sleep 5"#
+        )
+    );
+    let a = start(&script).await.unwrap();
+    let Completion::Ok(g) = a.acquire("l").await else {
+        panic!("acquired")
+    };
+    assert!(a.check(&g).is_none(), "its keep-alive renews");
+    assert!(a.judges_its_own_hold());
+    let belief = a.ask(&g).expect("it can be asked").await;
+    assert_eq!(
+        belief,
+        Completion::Ok(Belief {
+            held: true,
+            server_held: Some(false)
+        })
+    );
 }

@@ -3,7 +3,7 @@
 //! crashed (docs/design.md, "history.jsonl"), even though the worker itself holds nothing.
 
 use super::*;
-use crate::client::Grant;
+use crate::client::{Belief, Grant};
 use crate::config::RawRecipeConfig;
 use crate::fenced_write::{MemoryMode, MemoryResource};
 use crate::kinds::RecipeKind;
@@ -30,6 +30,7 @@ impl Client for Stalled {
                 owner: "me".into(),
                 lease: "node-1".into(),
                 lock_key: None,
+                read_back: None,
                 token: Some(1),
                 valid_until: Instant::now() + Duration::from_secs(5),
             })
@@ -91,4 +92,108 @@ async fn after_an_acquire_that_ended_info_the_client_abandons_what_it_may_hold()
     assert_eq!(w.execute(acquire()).await.kind, OpType::Info);
     w.execute(Op::Abandon).await;
     assert_eq!(client.abandoned.load(Ordering::SeqCst), 1);
+}
+
+/// A library behind its adapter, as the worker sees it: it judges its own hold, and when asked
+/// it says it still holds the lock; its grants are stale on the worker's clock from the start
+/// (as after a pause longer than the lease).
+#[derive(Default)]
+struct Believer {
+    asked: AtomicUsize,
+    forgotten: AtomicUsize,
+}
+
+impl Client for Believer {
+    fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Grant>> {
+        Box::pin(async move {
+            Completion::Ok(Grant {
+                lock: lock.to_string(),
+                owner: "me".into(),
+                lease: "node-1".into(),
+                lock_key: None,
+                read_back: None,
+                token: Some(1),
+                valid_until: Instant::now(),
+            })
+        })
+    }
+    fn renew<'a>(&'a self, _hold: &'a Grant) -> BoxFuture<'a, Completion<Duration>> {
+        Box::pin(async { Completion::Ok(Duration::from_secs(2)) })
+    }
+    fn release<'a>(&'a self, _hold: &'a Grant) -> BoxFuture<'a, Completion<()>> {
+        Box::pin(async { Completion::Ok(()) })
+    }
+    fn ask<'a>(&'a self, _hold: &'a Grant) -> Option<BoxFuture<'a, Completion<Belief>>> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        Some(Box::pin(async { Completion::Ok(Belief::held(true)) }))
+    }
+    fn judges_its_own_hold(&self) -> bool {
+        true
+    }
+    fn forget(&self) -> BoxFuture<'_, ()> {
+        self.forgotten.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async {})
+    }
+}
+
+fn believer_worker(client: Arc<Believer>, ask: Ask) -> Worker {
+    let cfg = RawRecipeConfig {
+        ttl: Some(Duration::from_secs(2)),
+        ..RawRecipeConfig::default()
+    }
+    .validate(RecipeKind::Memory)
+    .unwrap();
+    let resource = MemoryResource::new(MemoryMode::Strict, results::RunClock::start());
+    Worker::new(
+        "worker-1",
+        client,
+        Box::new(resource),
+        cfg,
+        "stop".parse().unwrap(),
+    )
+    .with_ask(ask)
+}
+
+fn write() -> Op {
+    Op::Write {
+        process: 0,
+        key: "k".into(),
+        value: serde_json::json!("v"),
+        op_id: "0-1".into(),
+    }
+}
+
+#[tokio::test]
+async fn an_application_that_asks_its_library_writes_on_its_word_and_the_answer_is_recorded() {
+    // The worker's own clock says the hold lapsed: it refuses the write and asks nobody.
+    let silent = Arc::new(Believer::default());
+    let mut w = believer_worker(silent.clone(), Ask::Never);
+    assert_eq!(w.execute(acquire()).await.kind, OpType::Ok);
+    let refused = w.execute(write()).await;
+    assert_eq!(refused.kind, OpType::Fail, "{refused:?}");
+    assert_eq!(silent.asked.load(Ordering::SeqCst), 0);
+    // The application asks before it writes: the library's answer decides, and is recorded.
+    let asking = Arc::new(Believer::default());
+    let mut w = believer_worker(asking.clone(), Ask::BeforeWrite);
+    assert_eq!(w.execute(acquire()).await.kind, OpType::Ok);
+    let written = w.execute(write()).await;
+    assert_eq!(written.kind, OpType::Ok, "{written:?}");
+    assert_eq!(asking.asked.load(Ordering::SeqCst), 1);
+    let told = std::iter::from_fn(|| w.notices.try_recv().ok())
+        .filter(
+            |n| matches!(n, Notice::Checked(c) if c.answer == Completion::Ok(Belief::held(true))),
+        )
+        .count();
+    assert_eq!(told, 1, "the question and its answer go to the history");
+}
+
+#[tokio::test]
+async fn after_an_info_a_kept_client_forgets_the_hold_and_is_not_abandoned() {
+    let client = Arc::new(Believer::default());
+    let mut w = believer_worker(client.clone(), Ask::Never);
+    assert_eq!(w.execute(acquire()).await.kind, OpType::Ok);
+    w.execute(Op::Forget).await;
+    assert_eq!(client.forgotten.load(Ordering::SeqCst), 1);
+    // The hold is gone; the same client serves the next acquire.
+    assert_eq!(w.execute(acquire()).await.kind, OpType::Ok);
 }
