@@ -178,6 +178,13 @@ fn summary(s: &mut String, input: &ReportInput<'_>, model: &Timeline) {
         );
     }
     s.push_str("</table>");
+    if let Some(reach) = results::reach::Reach::of(v) {
+        let _ = write!(
+            s,
+            r#"<div class="note reach"><b>Reached:</b> {}</div>"#,
+            esc(&reach.line())
+        );
+    }
     if !v.unknown_reasons.is_empty() {
         s.push_str(r#"<div class="unknown-reasons"><b>Why unknown:</b><ul>"#);
         for r in &v.unknown_reasons {

@@ -46,11 +46,18 @@ pub fn junit_xml(input: &ReportInput<'_>) -> String {
         s,
         r#"  <testsuite name="{suite}" tests="{tests}" failures="{failures}" errors="{errors}" skipped="{skipped}" time="{time}">"#
     );
-    let clients: String = input
+    let mut clients: String = input
         .clients
         .iter()
         .map(|c| format!(r#"<property name="library" value="{}"/>"#, esc(c)))
         .collect();
+    if let Some(reach) = results::reach::Reach::of(v) {
+        let _ = write!(
+            clients,
+            r#"<property name="reached" value="{}"/>"#,
+            esc(&reach.line())
+        );
+    }
     let _ = writeln!(
         s,
         r#"    <properties><property name="seed" value="{}"/><property name="rerun" value="{}"/>{clients}</properties>"#,

@@ -16,6 +16,7 @@
 //! - [`store`]: the one reader of a run directory (logs streamed or whole, `test.yaml`,
 //!   `results.json`), the one error of a run's files, the one default `recovery_slack`.
 //! - [`verdict`]: `results.json` — validity, anomalies with evidence and diagnosis.
+//! - [`reach`]: what a run reached of its lock client's renewal, retry and recovery code.
 
 pub mod clock;
 pub mod duration;
@@ -27,6 +28,7 @@ pub mod layout;
 pub mod nemesis_event;
 pub mod parse;
 pub mod provider;
+pub mod reach;
 pub mod resource_log;
 pub mod run_state;
 pub mod store;

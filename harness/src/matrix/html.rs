@@ -57,7 +57,7 @@ fn cell_rows(out: &mut String, m: &MatrixReport, c: &CellSummary) {
     let _ = writeln!(
         out,
         "<tr class=\"{}\"><td><code>{}</code></td><td>{}</td><td><b>{}</b><br><span class=muted>{}</span></td>\
-         <td>{}<br><span class=muted>{}</span></td><td>{}</td><td>{}</td><td>{} / {}</td><td>{}</td></tr>",
+         <td>{}<br><span class=muted>{}</span></td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td><td>{}</td></tr>",
         class(c.status),
         esc(&c.label_with_libraries()),
         esc(&c.expect),
@@ -66,6 +66,7 @@ fn cell_rows(out: &mut String, m: &MatrixReport, c: &CellSummary) {
         esc(&c.rate_text()),
         esc(&rate_of),
         esc(&kinds_text(c)),
+        esc(&c.reach_text()),
         c.median_first_ns.map(secs).unwrap_or_else(|| "-".into()),
         esc(&latency(c.acquire_p50_us)),
         esc(&latency(c.acquire_p99_us)),
@@ -77,7 +78,7 @@ fn cell_rows(out: &mut String, m: &MatrixReport, c: &CellSummary) {
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "<tr class=seed><td colspan=8>&nbsp;&nbsp;next: its first failing seed \
+            "<tr class=seed><td colspan=9>&nbsp;&nbsp;next: its first failing seed \
              (<a href=\"{}\">seed {seed}</a>), made as small as it stays failing: \
              <code class=shrink>{}</code> (docs/reproduce.md)</td></tr>",
             esc(&report),
@@ -153,7 +154,7 @@ pub fn render(m: &MatrixReport) -> String {
     }
     out.push_str(
         "<table><tr><th>cell / seed</th><th>expect</th><th>result</th><th>rate</th><th>anomaly kinds</th>\
-         <th>median first</th><th>acquire p50 / p99</th><th>errors</th></tr>\n",
+         <th>reached</th><th>median first</th><th>acquire p50 / p99</th><th>errors</th></tr>\n",
     );
     for c in &m.cells {
         cell_rows(&mut out, m, c);

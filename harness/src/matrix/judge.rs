@@ -83,6 +83,39 @@ pub struct KindRow {
 }
 
 impl CellSummary {
+    /// What the cell's runs reached of the client's machinery, summed over its seeds: holds
+    /// past the lease, checks asked, library errors, renewals seen; `nothing` when none, `-`
+    /// when no run recorded it.
+    pub fn reach_text(&self) -> String {
+        let all: Vec<&results::reach::Reach> =
+            self.runs.iter().filter_map(|r| r.reach.as_ref()).collect();
+        if all.is_empty() {
+            return "-".into();
+        }
+        let sum = |f: fn(&results::reach::Reach) -> u64| all.iter().map(|r| f(r)).sum::<u64>();
+        let reach = results::reach::Reach {
+            holds: sum(|r| r.holds),
+            holds_past_ttl: sum(|r| r.holds_past_ttl),
+            checks: sum(|r| r.checks),
+            checks_not_held: sum(|r| r.checks_not_held),
+            library_errors: sum(|r| r.library_errors),
+            exceptions: sum(|r| r.exceptions),
+            renewals_seen: sum(|r| r.renewals_seen),
+            retries_seen: sum(|r| r.retries_seen),
+        };
+        if reach.nothing() {
+            return "nothing".into();
+        }
+        format!(
+            "{}/{} · {} · {} · {}",
+            reach.holds_past_ttl,
+            reach.holds,
+            reach.checks,
+            reach.library_errors,
+            reach.renewals_seen + reach.retries_seen
+        )
+    }
+
     /// The libraries its runs' adapters named, each once (`kazoo (kazoo 2.11.0)`); empty for
     /// a recipe's cell.
     pub fn libraries(&self) -> Vec<&str> {

@@ -5,6 +5,7 @@
 
 use anyhow::Context;
 use hdrhistogram::Histogram;
+use results::reach::Reach;
 use results::store::RunReader;
 use results::{AnomalyKind, OpType, Process, Validity, Verdict, F};
 use serde::{Deserialize, Serialize};
@@ -52,6 +53,9 @@ pub struct RunOutcome {
     /// The libraries the run's adapters named (`clients.txt`): which version really ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<String>,
+    /// What the run reached of its lock client's renewal, retry and recovery code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reach: Option<Reach>,
 }
 
 fn ser_validity<S: serde::Serializer>(v: &Option<Validity>, s: S) -> Result<S::Ok, S::Error> {
@@ -80,6 +84,7 @@ impl RunOutcome {
             acquire_us: latency_histogram(),
             wall_secs,
             clients: Vec::new(),
+            reach: None,
         }
     }
 
@@ -87,6 +92,7 @@ impl RunOutcome {
     pub fn read(seed: u64, dir: &Path, wall_secs: f64) -> anyhow::Result<Self> {
         let run = RunReader::open(dir);
         let verdict = run.verdict()?;
+        let reach = Reach::of(&verdict);
         Ok(Self {
             seed,
             dir: Some(dir.to_path_buf()),
@@ -98,6 +104,7 @@ impl RunOutcome {
             acquire_us: acquire_latencies(&run)?,
             wall_secs,
             clients: run.clients()?,
+            reach,
         })
     }
 

@@ -91,9 +91,9 @@ pub fn render(m: &MatrixReport) -> String {
         out.push('\n');
     }
     out.push_str(
-        "| cell | expect | result | rate | anomaly kinds (seeds) | median first | acquire p50 / p99 | errors | reports |\n",
+        "| cell | expect | result | rate | anomaly kinds (seeds) | reached | median first | acquire p50 / p99 | errors | reports |\n",
     );
-    out.push_str("|---|---|---|---|---|---|---|---|---|\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
     for c in &m.cells {
         let rate_of = match c.rate_kind {
             Some(k) => format!(" {k}"),
@@ -109,7 +109,7 @@ pub fn render(m: &MatrixReport) -> String {
             .collect();
         let _ = writeln!(
             out,
-            "| `{}`{} | {} | {} | {}{} | {} | {} | {} / {} | {} | {} |",
+            "| `{}`{} | {} | {} | {}{} | {} | {} | {} | {} / {} | {} | {} |",
             c.label,
             match c.libraries() {
                 l if l.is_empty() => String::new(),
@@ -124,6 +124,7 @@ pub fn render(m: &MatrixReport) -> String {
                 String::new()
             },
             kinds_text(c),
+            c.reach_text(),
             c.median_first_ns.map(secs).unwrap_or_else(|| "-".into()),
             latency(c.acquire_p50_us),
             latency(c.acquire_p99_us),
@@ -159,7 +160,10 @@ pub fn render(m: &MatrixReport) -> String {
     out.push_str(
         "\nrate: seeds showing the expected kind (or, for safe / observe cells, any failing kind) \
          of the seeds that reached a verdict. median first: test time from the run's start to the \
-         first such anomaly, median over the seeds that showed it. acquire: invoke → ok of granted \
+         first such anomaly, median over the seeds that showed it. reached, summed over the seeds: \
+         holds that outlived the lease / holds · checks asked of the client · library errors \
+         (info) · renewals and retries its adapter saw; `nothing`: none of the client's renewal, \
+         retry or recovery code ran. acquire: invoke → ok of granted \
          acquires over all seeds (waiting for a held lock included).\n",
     );
     out

@@ -11,6 +11,7 @@
 use anyhow::Context;
 use checkers::Engine;
 use results::layout::{HISTORY, RESOURCE_LOG};
+use results::reach::ReachCounter;
 use results::store::{RunReader, StoreError};
 use results::{Validity, Verdict};
 use std::fmt::Write as _;
@@ -44,8 +45,13 @@ pub fn check_run_dir(dir: &Path) -> anyhow::Result<Verdict> {
         other => other.map(drop),
     };
     let mut order = IndexOrder::default();
+    // Without a ttl in test.yaml, every hold counts against the 2 s a test defaults to.
+    let mut reach = ReachCounter::new(cfg.ttl.unwrap_or(std::time::Duration::from_secs(2)));
+    let mut last = 0;
     tolerate_torn(run.stream_history(|line, e| {
         order.see(line, e.index);
+        reach.see(e);
+        last = last.max(e.time);
         engine.event(e)
     }))?;
     if run.has_resource_log() {
@@ -64,6 +70,11 @@ pub fn check_run_dir(dir: &Path) -> anyhow::Result<Verdict> {
         verdict.unknown_because(why);
     }
     order.note(&mut verdict);
+    let nodes = dir.join(results::layout::NODES_DIR);
+    let reach = reach.finish(last, nodes.is_dir().then_some(nodes.as_path()));
+    verdict
+        .stats
+        .insert("reach".into(), serde_json::json!(reach));
     Ok(verdict)
 }
 

@@ -65,6 +65,9 @@ pub fn render(verdict: &Verdict, run_dir: &Path, rerun: &str) -> String {
         };
         let _ = writeln!(out, "operations: {} · {}", part("acquire"), part("write"));
     }
+    if let Some(reach) = results::reach::Reach::of(verdict) {
+        let _ = writeln!(out, "reached: {}", reach.line());
+    }
     for reason in &verdict.unknown_reasons {
         let _ = writeln!(out, "unknown: {reason}");
     }
