@@ -63,7 +63,12 @@ pub struct Args {
     /// package (`fencecheck clients` lists them) and the others are added; the release's image
     /// is built for the whole set. For a shipped Python adapter's release from PyPI only (not
     /// @debian, a Rust adapter or a recipe).
-    #[arg(long = "with", value_name = "NAME==VERSION", value_delimiter = ',')]
+    #[arg(
+        long = "with",
+        value_name = "NAME==VERSION",
+        value_delimiter = ',',
+        allow_hyphen_values = true
+    )]
     pub with: Vec<Pin>,
     /// Protected resource (default strict; `none` is the unfenced contrast).
     #[arg(long, value_parser = one_of(ResourceKind::ALL.map(ResourceKind::as_str)))]
