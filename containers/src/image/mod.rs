@@ -9,6 +9,7 @@ pub mod build;
 pub mod client;
 pub mod crate_build;
 pub mod own_crate;
+pub mod pin;
 pub mod version;
 pub mod wheels;
 

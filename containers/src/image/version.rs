@@ -436,6 +436,10 @@ mod tests {
             parse_tag(&a).map(|(ad, v, _)| (ad, v)),
             Some(("kazoo".into(), "2.11.0".into()))
         );
+        // Two runs with different pins never share an image, even before any wheel differs.
+        let mut pinned = req("2.11.0");
+        pinned.with.push("six==1.16.0".into());
+        assert_ne!(a, version_tag("n", kazoo, &pinned, &[0; 32]));
         assert_eq!(tag_safe("1.0+local"), "1.0_local");
         assert_eq!(parse_tag("fencecheck-node:abc"), None);
     }

@@ -7,6 +7,7 @@
 //! reused without asking the registry again, so a second run of the same version needs no
 //! network and hashes the same files into the same image tag.
 
+use super::pin;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -79,6 +80,12 @@ pub enum FetchError {
         version: String,
         answer: String,
     },
+    /// A pin of a dependency (the adapter's, the run's `with`, or a line of a user's list)
+    /// that PyPI cannot satisfy.
+    #[error(
+        "the pin {pin} is not on PyPI for Python 3.11 (pip: {answer}); pin a release PyPI has"
+    )]
+    NoSuchPin { pin: String, answer: String },
     #[error("fetching {package} {version} from PyPI failed (pip: {answer})")]
     Failed {
         package: String,
@@ -250,35 +257,64 @@ fn classify(req: &Requirement, stderr: &str) -> FetchError {
     } else {
         errors.join("; ")
     };
-    // pip names the requirement it could not satisfy: that is the package and version to name,
-    // whether it is the adapter's library, a pinned dependency or a line of a user's list.
-    let (package, version) =
-        missing_pin(&answer).unwrap_or_else(|| (req.package.clone(), req.version.clone()));
-    if answer.contains("Could not find a version that satisfies")
-        || answer.contains("No matching distribution")
-    {
-        FetchError::NoSuchVersion {
-            package,
-            version,
-            answer,
+    // pip names the requirement it could not satisfy: the adapter's library is named by its
+    // version, anything else (a pinned dependency, a line of a user's list) by its pin.
+    let missing = missing_pin(&answer);
+    let lacking = answer.contains("Could not find a version that satisfies")
+        || answer.contains("No matching distribution");
+    match missing {
+        Some(m) if lacking && pin::normalized(&m.package) != pin::normalized(&req.package) => {
+            FetchError::NoSuchPin {
+                pin: m.requirement,
+                answer,
+            }
         }
-    } else {
-        FetchError::Failed {
-            package,
-            version,
+        Some(m) if lacking => FetchError::NoSuchVersion {
+            package: m.package,
+            version: m.version,
             answer,
-        }
+        },
+        None if lacking => FetchError::NoSuchVersion {
+            package: req.package.clone(),
+            version: req.version.clone(),
+            answer,
+        },
+        _ => FetchError::Failed {
+            package: req.package.clone(),
+            version: req.version.clone(),
+            answer,
+        },
     }
 }
 
-/// (package, version) of `No matching distribution found for NAME==VERSION` in pip's answer.
-fn missing_pin(answer: &str) -> Option<(String, String)> {
+/// What pip's answer says it could not find.
+struct Missing {
+    /// As pip wrote it (`six==0.0.1`).
+    requirement: String,
+    package: String,
+    /// `(any version)` when the requirement names none exactly.
+    version: String,
+}
+
+/// `No matching distribution found for NAME==VERSION` in pip's answer.
+fn missing_pin(answer: &str) -> Option<Missing> {
     let (_, rest) = answer.rsplit_once("No matching distribution found for ")?;
-    let pin = rest.split([';', ' ']).next()?.trim();
-    match pin.split_once("==") {
-        Some((name, version)) => Some((name.to_string(), version.to_string())),
-        None => Some((pin.to_string(), "(any version)".to_string())),
-    }
+    let requirement = rest.split([';', ' ']).next()?.trim().to_string();
+    let (package, version) = match requirement.split_once("==") {
+        Some((name, version)) => (name.to_string(), version.to_string()),
+        None => {
+            let name: String = requirement
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+                .collect();
+            (name, "(any version)".to_string())
+        }
+    };
+    Some(Missing {
+        requirement,
+        package,
+        version,
+    })
 }
 
 #[cfg(test)]
@@ -313,7 +349,14 @@ mod tests {
             &with,
             "ERROR: No matching distribution found for six==0.0.1\n",
         );
-        assert!(e.to_string().starts_with("six 0.0.1 is not on PyPI"), "{e}");
+        assert!(matches!(e, FetchError::NoSuchPin { .. }));
+        assert!(
+            e.to_string()
+                .starts_with("the pin six==0.0.1 is not on PyPI")
+                && e.to_string()
+                    .contains("pip: No matching distribution found for six==0.0.1"),
+            "{e}"
+        );
     }
 
     #[test]

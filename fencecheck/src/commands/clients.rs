@@ -39,18 +39,26 @@ pub fn run(_args: Args) -> anyhow::Result<u8> {
             a.default_release().label(),
         );
         if let Some(p) = &a.pypi {
-            let here: Vec<&str> = releases_built
+            // One image per release and set of pins: a release built with other pins is one
+            // release here.
+            let mut here: Vec<&str> = releases_built
                 .iter()
                 .filter(|(adapter, _, _)| *adapter == a.name)
                 .map(|(_, v, _)| v.as_str())
                 .collect();
+            here.dedup();
             let here = if here.is_empty() {
                 "none yet".to_string()
             } else {
                 here.join(", ")
             };
+            let with = if p.with.is_empty() {
+                String::new()
+            } else {
+                format!(" with {} (`--with` replaces a pin)", p.with.join(", "))
+            };
             println!(
-                "  {:<18} PyPI {}: known to work {}; built here: {here}",
+                "  {:<18} PyPI {}{with}: known to work {}; built here: {here}",
                 "",
                 p.package,
                 p.known.join(", ")

@@ -2,6 +2,7 @@
 //! `TestPlan` before anything starts, then handed to the run pipeline ([`harness::run`]).
 
 use clap::builder::{PossibleValue, PossibleValuesParser};
+use containers::image::pin::Pin;
 use harness::config::{
     self, CounterStore, Dur, MemoryBug, Provider, RawTest, RecipeKind, ResourceKind,
 };
@@ -57,6 +58,18 @@ pub struct Args {
     /// each shipped adapter's adapter.yaml lists its own).
     #[arg(long, value_parser = json_map)]
     pub client_options: Option<serde_json::Value>,
+    /// Pin a dependency of the client's library, NAME==VERSION (e.g. redis==5.0.8): repeat the
+    /// flag or separate pins with commas. Each replaces the shipped adapter's own pin of that
+    /// package (`fencecheck clients` lists them) and the others are added; the release's image
+    /// is built for the whole set. For a shipped Python adapter's release from PyPI only (not
+    /// @debian, a Rust adapter or a recipe).
+    #[arg(
+        long = "with",
+        value_name = "NAME==VERSION",
+        value_delimiter = ',',
+        allow_hyphen_values = true
+    )]
+    pub with: Vec<Pin>,
     /// Protected resource (default strict; `none` is the unfenced contrast).
     #[arg(long, value_parser = one_of(ResourceKind::ALL.map(ResourceKind::as_str)))]
     pub resource: Option<String>,
@@ -133,6 +146,7 @@ impl Args {
             client_cmd: self.client_cmd.clone(),
             client_dir: self.client_dir.clone(),
             client_options: self.client_options.clone(),
+            with: (!self.with.is_empty()).then(|| self.with.clone()),
             resource: self.resource.clone(),
             workload: self.workload.clone(),
             counter_store: self.counter_store.clone(),

@@ -1,5 +1,6 @@
 //! Shipped adapters over library releases from PyPI, each in its own image: a version the
-//! registry does not have stops the run with exit 3 before any container, naming it; the
+//! registry does not have, or a pin of a dependency it does not have (`--with`), stops the run
+//! with exit 3 before any container, naming it; the
 //! python-redis-lock adapter (a library only this path installs) takes the lock cleanly, and
 //! under holder pauses its renewal thread dies without telling its caller. These runs build only
 //! the per-release image (about a minute, once), never the full client image.
@@ -35,6 +36,34 @@ fn a_version_the_registry_does_not_have_exits_3_within_30s_naming_it() {
         "{text}"
     );
     // Nothing started: no run directory.
+    assert_eq!(latest_run_dirs(&root), 0, "{text}");
+}
+
+#[test]
+fn a_pin_the_registry_does_not_have_exits_3_within_30s_naming_it() {
+    let root = crate::support::infra::fresh_root("adapters", "no-such-pin");
+    let started = Instant::now();
+    let out = fencecheck_release(
+        &root,
+        &[
+            "run",
+            "--quiet",
+            "--client",
+            "python-redis-lock",
+            "--resource",
+            "none",
+            "--with",
+            "redis==0.0.99",
+        ],
+    );
+    let text = explain(&out);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(started.elapsed() < Duration::from_secs(30), "{text}");
+    assert!(
+        text.contains("the pin redis==0.0.99 is not on PyPI")
+            && text.contains("No matching distribution found for redis==0.0.99"),
+        "{text}"
+    );
     assert_eq!(latest_run_dirs(&root), 0, "{text}");
 }
 

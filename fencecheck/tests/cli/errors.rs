@@ -2,7 +2,8 @@
 //! one that cannot serve there: memory has no cluster, postgres is no lock provider), no
 //! Docker engine (DOCKER_HOST at a dead socket), a failed image build. And the good path of
 //! `image build` (an image whose tag is present is reused, not rebuilt). Faults that cannot act
-//! on the provider, a missing shard and a bad `--shard` are refused the same way.
+//! on the provider, a missing shard and a bad `--shard` are refused the same way, and so is a
+//! malformed `--with` pin or one for a client that installs nothing from PyPI.
 
 use std::process::{Command, Output};
 
@@ -49,6 +50,35 @@ fn an_unknown_system_lists_the_valid_ones() {
             "etcd, zookeeper, redis, redlock, redis-sentinel, postgres, memory",
         ],
     );
+}
+
+#[test]
+fn a_malformed_or_misplaced_pin_names_the_flag_and_what_to_write() {
+    let out = fencecheck(
+        &["run", "--client", "python-redis-lock", "--with", "redis=5"],
+        None,
+    );
+    assert_exit_3(&out, &["--with", "`redis=5` is not a pin: write redis==5"]);
+    let out = fencecheck(
+        &["run", "--client", "pottery", "--with", "mmh3==5.3.1,redis"],
+        None,
+    );
+    assert_exit_3(&out, &["--with", "`redis` names no version"]);
+    let out = fencecheck(&["run", "--with", "--index-url=https://mirror"], None);
+    assert_exit_3(&out, &["--with", "is an option, not a pin"]);
+    let out = fencecheck(&["run", "--with", "redis==5.0.8"], None);
+    assert_exit_3(&out, &["--with: pins a dependency", "etcd-lease"]);
+    let out = fencecheck(
+        &[
+            "run",
+            "--client",
+            "redis-py@debian",
+            "--with",
+            "async-timeout==4.0.3",
+        ],
+        None,
+    );
+    assert_exit_3(&out, &["--with: redis-py@debian is Debian's build"]);
 }
 
 #[test]

@@ -317,6 +317,15 @@ impl LockClient {
         }
     }
 
+    /// The `name==version` pins installed with a shipped adapter's release from PyPI (its
+    /// adapter's own, with the test's `with` in place); empty for any other client.
+    pub fn pins(&self) -> &[String] {
+        match self.built_release() {
+            Some((Holder::Shipped(_), r)) => &r.with,
+            Some((Holder::Own, _)) | None => &[],
+        }
+    }
+
     /// A shipped Rust adapter's crate release: its name and what to build.
     pub fn crate_release(&self) -> Option<(&str, &CrateRelease)> {
         match self {
@@ -415,6 +424,12 @@ mod tests {
             if let Some(p) = &a.pypi {
                 assert!(p.command.starts_with("/venv/bin/python "), "{a:?}");
                 assert!(p.known.contains(&p.default), "{a:?}");
+                // Its pins are exact, so a run's `with` replaces them by package and a stored
+                // test.yaml reads them back.
+                for pin in &p.with {
+                    let parsed = containers::image::pin::Pin::parse(pin);
+                    assert!(parsed.is_ok_and(|p| p.to_string() == *pin), "{a:?}");
+                }
             }
             assert!(!a.why.is_empty());
         }

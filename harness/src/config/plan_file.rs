@@ -17,6 +17,8 @@ struct PlanFile<'a> {
     recipe: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     client: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    with: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     client_cmd: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -91,6 +93,8 @@ pub fn to_yaml(plan: &TestPlan) -> Result<String, String> {
             Some(r) => format!("{}@{}", a.name, r.label()),
             None => a.name.clone(),
         }),
+        // And every pin installed with it, the adapter's own included.
+        with: plan.client.pins().to_vec(),
         client_cmd: own.map(|a| a.command.as_str()),
         client_dir: own
             .and_then(|a| a.dir.as_ref())

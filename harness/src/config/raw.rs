@@ -3,6 +3,7 @@
 //! [`super::TestPlan`], the only type that can start a test.
 
 use super::duration::Dur;
+use containers::image::pin::Pin;
 use serde::Deserialize;
 
 /// A test as written. Unknown keys are errors (a typo must not silently fall back to a default).
@@ -22,6 +23,13 @@ pub struct RawTest {
     pub client_options: Option<serde_json::Value>,
     /// The image adapter workers run in (default: the client image of this binary).
     pub client_image: Option<String>,
+    /// Pins of the client library's dependencies (`redis==5.0.8`), each in place of the shipped
+    /// adapter's own pin of that package, the others added: for a release from PyPI only.
+    pub with: Option<Vec<Pin>>,
+    /// The application profile: how long a hold lasts, what the application does after the
+    /// library raised, whether it asks the library before each write, what it does when the
+    /// library reports the lock lost (docs/design.md, "Driving a library as applications do").
+    pub app: Option<String>,
     pub resource: Option<String>,
     pub workload: Option<String>,
     pub counter_store: Option<String>,
@@ -32,10 +40,6 @@ pub struct RawTest {
     pub op_timeout: Option<Dur>,
     pub acquire_timeout: Option<Dur>,
     pub discipline: Option<String>,
-    /// The application profile: how long a hold lasts, what the application does after the
-    /// library raised, whether it asks the library before each write, what it does when the
-    /// library reports the lock lost (docs/design.md, "Driving a library as applications do").
-    pub app: Option<String>,
     pub renewal: Option<String>,
     pub time_limit: Option<Dur>,
     pub work: Option<Dur>,
@@ -64,12 +68,13 @@ impl RawTest {
     /// destructured exhaustively, so a new field cannot be forgotten here.
     pub fn overlay(mut self, other: RawTest) -> RawTest {
         // A lock client named on the command line replaces the file's (a recipe, a shipped
-        // adapter and an own adapter exclude each other).
+        // adapter and an own adapter exclude each other), and the pins of its dependencies.
         if other.recipe.is_some() || other.client.is_some() || other.client_cmd.is_some() {
             self.recipe = None;
             self.client = None;
             self.client_cmd = None;
             self.client_dir = None;
+            self.with = None;
         }
         macro_rules! overlay {
             ($($f:ident),* $(,)?) => {
@@ -86,6 +91,8 @@ impl RawTest {
             client_dir,
             client_options,
             client_image,
+            with,
+            app,
             resource,
             workload,
             counter_store,
@@ -96,7 +103,6 @@ impl RawTest {
             op_timeout,
             acquire_timeout,
             discipline,
-            app,
             renewal,
             time_limit,
             work,

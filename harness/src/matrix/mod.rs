@@ -1,6 +1,7 @@
 //! `fencecheck matrix`: many tests, one comparison table.
 //!
-//! - [`spec`]: the matrix file (cells × seeds, with expectations).
+//! - [`spec`]: the matrix file (cells × seeds, with expectations); [`sweep`]: a cell's axes
+//!   (releases, dependency releases, options, application profiles) crossed into labelled rows.
 //! - [`execute`]: runs every cell × seed through the run pipeline and writes the matrix files.
 //! - [`outcome`]: one run read back from its directory (kinds, first times, acquire latency).
 //! - [`judge`]: a cell's runs → its row and whether it kept its expectation; the exit code.
@@ -18,6 +19,7 @@ pub mod next;
 pub mod outcome;
 pub mod shard;
 pub mod spec;
+pub mod sweep;
 pub mod table;
 
 pub use execute::{execute, MatrixReport, Options};

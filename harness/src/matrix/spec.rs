@@ -6,9 +6,12 @@
 //! meeting its expectation fails the matrix (exit 1): a recipe regressed, or a contrast stopped
 //! demonstrating its harm.
 //!
-//! A cell whose client is a shipped adapter may list `versions:` of its library: one row (and one
-//! set of seeds) per version, labelled `<client>@<version>-...`, so the table answers "from
-//! which release did this change?".
+//! A cell may sweep: `versions:` of its client's library (a shipped adapter's), `with_versions:`
+//! of a dependency of that library (`{redis: [5.0.8, 8.1.0]}`), a list of `client_options:`
+//! maps, a list of `app:` profiles. Each combination is one row (and one set of seeds),
+//! labelled by the values it takes (`kazoo@2.10.0-...`, `python-redis-lock+redis@5.0.8-...`,
+//! `pottery+style=with-...`, `kazoo+app=job-...`; [`super::sweep`]), so the table answers
+//! "from which release did this change?".
 //!
 //! ```yaml
 //! name: nightly
@@ -19,9 +22,11 @@
 //!   - { recipe: etcd-lease, resource: none, nemesis: [pause-holder], expect: "unsafe: stale-accepted-write" }
 //! ```
 
+use super::sweep::{self, Axes, Row};
 use crate::config::{self, RawTest, TestPlan};
 use results::AnomalyKind;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 
 /// What a cell must show.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,6 +92,16 @@ struct RawCell {
     /// 2.11.0]`).
     #[serde(default)]
     versions: Vec<String>,
+    /// Releases of dependencies of the client's library, one row each, pinned as `with` pins
+    /// (`with_versions: {redis: [5.0.8, 8.1.0]}`).
+    #[serde(default)]
+    with_versions: BTreeMap<String, Vec<String>>,
+    /// The adapter's options: a map, or a list of maps to sweep.
+    #[serde(default)]
+    client_options: Option<serde_json::Value>,
+    /// The application profile: a name, or a list of names to sweep.
+    #[serde(default)]
+    app: Option<serde_json::Value>,
     #[serde(flatten)]
     test: RawTest,
 }
@@ -155,9 +170,15 @@ pub fn parse(text: &str) -> anyhow::Result<Matrix> {
         let expect = parse_expect(cell.expect.as_deref(), min_rate)
             .map_err(|e| anyhow::anyhow!("cell {n}: {e}"))?;
         let base = raw.defaults.clone().overlay(cell.test);
-        for (base, version) in by_version(n, base, &cell.versions)? {
-            let version = version.as_deref();
-            let cell = validate_cell(n, &raw.name, &raw.seeds, base, version, expect.clone())?;
+        let axes = Axes {
+            versions: cell.versions,
+            with_versions: cell.with_versions,
+            client_options: cell.client_options,
+            app: cell.app,
+        };
+        let rows = sweep::rows(base, axes).map_err(|e| anyhow::anyhow!("cell {n}: {e}"))?;
+        for row in rows {
+            let cell = validate_cell(n, &raw.name, &raw.seeds, row, expect.clone())?;
             if cells.iter().any(|c: &Cell| c.label == cell.label) {
                 anyhow::bail!("cell {n}: {} appears twice; give one a `name:`", cell.label);
             }
@@ -174,47 +195,13 @@ pub fn parse(text: &str) -> anyhow::Result<Matrix> {
     })
 }
 
-/// The cell's test once per listed version (its client named `<client>@<version>`), or once
-/// as written when it lists none.
-fn by_version(
-    n: usize,
-    base: RawTest,
-    versions: &[String],
-) -> anyhow::Result<Vec<(RawTest, Option<String>)>> {
-    if versions.is_empty() {
-        return Ok(vec![(base, None)]);
-    }
-    let client = match base.client.as_deref() {
-        Some(c) if !c.contains('@') => c.to_string(),
-        Some(c) => anyhow::bail!(
-            "cell {n}: versions: the client {c:?} already names a release; name the client \
-             bare (client: {}) and list the releases in versions",
-            c.split('@').next().unwrap_or(c)
-        ),
-        None => {
-            anyhow::bail!("cell {n}: versions: list releases of a shipped client (client: kazoo)")
-        }
-    };
-    Ok(versions
-        .iter()
-        .map(|v| {
-            let test = RawTest {
-                client: Some(format!("{client}@{v}")),
-                ..base.clone()
-            };
-            (test, Some(v.clone()))
-        })
-        .collect())
-}
-
-/// One row: the test validated for each seed, labelled by its test name (with the release
-/// after the client's name when the cell lists versions).
+/// One row: the test validated for each seed, labelled by its test name (with the values the
+/// cell sweeps after the client's name).
 fn validate_cell(
     n: usize,
     matrix: &str,
     seeds: &[u64],
-    base: RawTest,
-    version: Option<&str>,
+    row: Row,
     expect: Expectation,
 ) -> anyhow::Result<Cell> {
     let plans = seeds
@@ -223,20 +210,16 @@ fn validate_cell(
             config::validate(
                 RawTest {
                     seed: Some(seed),
-                    ..base.clone()
+                    ..row.test.clone()
                 },
                 seed,
             )
             .map_err(|e| anyhow::anyhow!("cell {n}: {e}"))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let name = plans.first().map(|p| p.name.clone()).unwrap_or_default();
-    let label = match (version, plans.first()) {
-        (Some(v), Some(p)) => match name.strip_prefix(p.client.name()) {
-            Some(rest) => format!("{}@{v}{rest}", p.client.name()),
-            None => format!("{name}@{v}"),
-        },
-        _ => name,
+    let label = match plans.first() {
+        Some(p) => row.label(&p.name, p.client.name()),
+        None => String::new(),
     };
     // Runs are named (and their containers labelled) `<matrix>-<cell>`: a matrix's runs are
     // grouped in the store, and never share a Docker run id with an ad-hoc run of the same test
@@ -374,6 +357,63 @@ cells:
     }
 
     #[test]
+    fn a_cell_sweeps_dependency_versions_options_and_profiles_across_its_seeds() {
+        let m = parse(
+            "name: deps
+seeds: [1, 2]
+cells:
+  - { client: python-redis-lock, with_versions: { redis: [5.0.8, 8.1.0] }, resource: none, nemesis: [pause-holder], expect: observe }
+  - { client: pottery, client_options: [{}, {style: with}], app: [short, job], resource: none, nemesis: [none] }
+",
+        )
+        .unwrap();
+        let labels: Vec<&str> = m.cells.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "python-redis-lock+redis@5.0.8-none-pause-holder",
+                "python-redis-lock+redis@8.1.0-none-pause-holder",
+                "pottery+app=short-none-no-faults",
+                "pottery+app=job-none-no-faults",
+                "pottery+style=with+app=short-none-no-faults",
+                "pottery+style=with+app=job-none-no-faults",
+            ]
+        );
+        let first = &m.cells[0].plans;
+        assert_eq!(first.len(), 2);
+        assert_eq!(first[1].client.pins(), ["redis==5.0.8"]);
+        assert_eq!(
+            first[0].name,
+            "deps-python-redis-lock+redis@5.0.8-none-pause-holder"
+        );
+        assert_eq!(
+            m.cells[4].plans[0].client.adapter().map(|a| &a.options),
+            Some(&serde_json::json!({"style": "with"}))
+        );
+        assert_eq!(m.cells[3].expect, Expectation::Observe);
+    }
+
+    #[test]
+    fn a_sweep_that_cannot_run_names_its_cell_and_axis() {
+        let cell = |text: &str| {
+            parse(&format!("name: x\nseeds: [1]\ncells:\n  - {text}\n"))
+                .unwrap_err()
+                .to_string()
+        };
+        let e = cell("{ recipe: redis-lock, resource: none, with_versions: { redis: [5.0.8] } }");
+        assert!(e.starts_with("cell 1: with: pins a dependency"), "{e}");
+        let e = cell("{ client: pottery, resource: none, with_versions: { redis: [5=0] } }");
+        assert!(e.starts_with("cell 1: with_versions: redis:"), "{e}");
+        let e = cell("{ client: pottery, resource: none, client_options: [style] }");
+        assert!(
+            e.starts_with("cell 1: client_options: a list sweeps"),
+            "{e}"
+        );
+        let e = cell("{ client: pottery, resource: none, with: [redis] }");
+        assert!(e.contains("`redis` names no version"), "{e}");
+    }
+
+    #[test]
     fn a_typo_in_a_cell_is_an_error() {
         let m = M.replace(
             "recipe: etcd-lease, resource: strict",
@@ -398,11 +438,19 @@ cells:
         }
         let text = std::fs::read_to_string(root.join("libraries.yaml")).unwrap();
         let m = parse(&text).unwrap();
-        assert_eq!(m.cells.len(), 116);
-        assert!(m
-            .cells
-            .iter()
-            .any(|c| c.label == "kazoo-none-isolate-holder"));
+        assert_eq!(m.cells.len(), 135);
+        let labels: Vec<&str> = m.cells.iter().map(|c| c.label.as_str()).collect();
+        for label in [
+            "kazoo-none-isolate-holder",
+            "python-redis-lock-none-no-faults",
+            "python-redis-lock-none-pause-holder",
+            "pottery-none-pause-holder",
+            "pottery+style=with-none-pause-holder",
+            "portalocker+style=with-strict-no-faults",
+            "tooz+style=with-none-no-faults",
+        ] {
+            assert!(labels.contains(&label), "{label} not in {labels:?}");
+        }
         assert!(m.cells.iter().any(|c| c.expect == Expectation::Unknown));
         let text = std::fs::read_to_string(root.join("versions.yaml")).unwrap();
         let m = parse(&text).unwrap();

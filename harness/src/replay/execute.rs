@@ -68,6 +68,7 @@ pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan>
         provider: Some(provider.to_string()),
         recipe: scenario.recipe.clone(),
         client: scenario.client.clone(),
+        with: (!scenario.with.is_empty()).then(|| scenario.with.clone()),
         resource: Some(scenario.resource.clone()),
         workers: Some(scenario.workers.len() as u32),
         ttl: Some(scenario.ttl),

@@ -10,7 +10,8 @@
 //! ttl: 2s
 //! workers: [A, B]
 //! # optional: the lock client's settings, as in a test file (acquire_timeout, recovery_slack,
-//! # renewal, renew_interval, session_timeout, op_timeout, client_options)
+//! # renewal, renew_interval, session_timeout, op_timeout, client_options; with a client,
+//! # `with: [redis==5.0.8]` pins its library's dependencies)
 //! steps:
 //!   - A: acquire
 //!   - A: pause
@@ -37,6 +38,7 @@
 //! clock of the worker's lock client until `nemesis: clock-real`.
 
 use crate::config::Dur;
+use containers::image::pin::Pin;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 use std::collections::BTreeMap;
@@ -211,6 +213,8 @@ pub struct Scenario {
     pub recipe: Option<String>,
     /// A shipped client adapter the actors use (the library the incident happened with).
     pub client: Option<String>,
+    /// Pins of its library's dependencies, as a test file's `with` (`redis==5.0.8`).
+    pub with: Vec<Pin>,
     pub resource: String,
     pub ttl: Dur,
     pub workers: Vec<String>,
@@ -240,6 +244,8 @@ struct RawScenario {
     provider: Option<String>,
     recipe: Option<String>,
     client: Option<String>,
+    #[serde(default)]
+    with: Vec<Pin>,
     #[serde(default = "default_resource")]
     resource: String,
     ttl: Option<Dur>,
@@ -311,6 +317,12 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
             ));
         }
         providers = vec![own.to_string()];
+    } else if !raw.with.is_empty() {
+        return Err(at(
+            1,
+            "with pins dependencies of the actors' client library: name it (client: \
+             python-redis-lock) or drop with",
+        ));
     }
     if providers.is_empty() {
         return Err(at(1, "the scenario names no provider: add `provider: etcd` or `providers: [etcd, zookeeper]`"));
@@ -438,6 +450,7 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
         providers,
         recipe: raw.recipe,
         client: raw.client,
+        with: raw.with,
         resource: raw.resource,
         ttl: raw.ttl.unwrap_or(Dur::secs(2)),
         workers: raw.workers,

@@ -51,6 +51,10 @@ pub fn render(
         // The adapter names its provider (`refusal` turned away a backend a replay cannot pick).
         (Some(client), _) => {
             let _ = writeln!(out, "client: {client}");
+            let pins: Vec<String> = t.with.iter().flatten().map(|p| p.to_string()).collect();
+            if !pins.is_empty() {
+                let _ = writeln!(out, "with: [{}]", pins.join(", "));
+            }
         }
         (None, recipe) => {
             if let Some(p) = &t.provider {

@@ -116,9 +116,14 @@ pub fn execute_into(
     let phases = progress.finish();
     log.line(&format!("phases:\n{phases}"));
     eprint!("{phases}");
-    // An adapter's library and the version that ran, as the library reported itself.
+    // An adapter's library and the version that ran, as the library reported itself, and the
+    // pins installed with it.
+    let pins = match plan.client.pins() {
+        [] => String::new(),
+        pins => format!(" with {}", pins.join(", ")),
+    };
     for client in &clients {
-        println!("client: {client}");
+        println!("client: {client}{pins}");
     }
     print!(
         "{}",

@@ -62,6 +62,7 @@ pub fn provider_and_client(raw: &RawTest) -> Result<(Provider, LockClient), Conf
         };
         LockClient::Recipe(recipe)
     };
+    let client = super::pins::pinned(client, raw.with.as_deref().unwrap_or_default())?;
     match provider {
         Some(p) if p != client.provider() => Err(err(
             given.first().copied().unwrap_or("provider"),

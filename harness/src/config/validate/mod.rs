@@ -4,7 +4,8 @@
 //! limit). Every rejection names the field and says what to write instead; nothing downstream
 //! checks again.
 //!
-//! - [`lock`]: provider and lock client (recipe or adapter);
+//! - [`lock`]: provider and lock client (recipe or adapter), with [`pins`]: the `with` pins of
+//!   its library's dependencies;
 //! - [`timing`]: ttl, renewal, timeouts, time limit, work, recovery;
 //! - [`writes`]: resource, workload and counter store, writes per hold;
 //! - [`faults`]: the drawn faults or the explicit schedule, as the nemesis plan;
@@ -13,6 +14,7 @@
 mod faults;
 mod lock;
 mod naming;
+mod pins;
 mod timing;
 mod writes;
 

@@ -672,6 +672,112 @@ fn client_clock_faults_fake_the_workers_clocks_not_the_servers() {
 }
 
 #[test]
+fn a_runs_pins_replace_the_adapters_own_and_are_written_back() {
+    let pins = |list: &[&str]| Some(list.iter().map(|p| p.parse().unwrap()).collect());
+    let p = validate(
+        RawTest {
+            client: Some("pottery".into()),
+            with: pins(&["redis==5.0.8", "hiredis==3.0.0"]),
+            resource: Some("none".into()),
+            ..raw()
+        },
+        1,
+    )
+    .unwrap();
+    assert_eq!(
+        p.client.pins(),
+        [
+            "redis==5.0.8",
+            "mmh3==5.3.1",
+            "typing_extensions==4.16.0",
+            "hiredis==3.0.0"
+        ]
+    );
+    match p.client.built_release() {
+        Some((Holder::Shipped("pottery"), r)) => assert_eq!(r.version, "3.0.1"),
+        other => panic!("pottery's release from PyPI, not {other:?}"),
+    }
+    // The resolved test names every pin, and reads back to the same set.
+    let yaml = crate::config::plan_file::to_yaml(&p).unwrap();
+    assert!(
+        yaml.contains("client: pottery@3.0.1\nwith:\n- redis==5.0.8\n"),
+        "{yaml}"
+    );
+    let again: RawTest = serde_saphyr::from_str(&yaml).unwrap();
+    assert_eq!(validate(again, 1).unwrap().client.pins(), p.client.pins());
+    // Without pins of its own a run installs the adapter's, and a recipe none.
+    let default = validate(
+        RawTest {
+            client: Some("python-redis-lock".into()),
+            resource: Some("none".into()),
+            ..raw()
+        },
+        1,
+    )
+    .unwrap();
+    assert_eq!(default.client.pins(), ["redis==8.1.0"]);
+    assert!(validate(raw(), 1).unwrap().client.pins().is_empty());
+}
+
+#[test]
+fn pins_are_refused_where_nothing_comes_from_pypi_or_they_contradict() {
+    let pinned = |client: Option<&str>, list: &[&str]| {
+        let with = Some(list.iter().map(|p| p.parse().unwrap()).collect());
+        validate(
+            RawTest {
+                client: client.map(str::to_string),
+                with,
+                resource: Some("none".into()),
+                ..raw()
+            },
+            1,
+        )
+        .unwrap_err()
+    };
+    let cases = [
+        (None, "recipe etcd-lease is fencecheck's own code"),
+        (Some("redis-py@debian"), "redis-py@debian is Debian's build"),
+        (Some("rslock"), "rslock is a Rust adapter"),
+        (Some("memory"), "the in-process adapter installs nothing"),
+    ];
+    for (client, needle) in cases {
+        let e = pinned(client, &["redis==5.0.8"]);
+        assert_eq!(e.field, "with", "{client:?}");
+        assert!(e.message.contains(needle), "{client:?}: {e}");
+    }
+    let e = pinned(Some("python-redis-lock"), &["redis==5.0.8", "Redis==8.1.0"]);
+    assert!(e.message.contains("redis is pinned twice"), "{e}");
+    let e = pinned(Some("python-redis-lock"), &["python_redis_lock==3.7.0"]);
+    assert!(
+        e.message
+            .contains("name its release in client (python-redis-lock@3.7.0)"),
+        "{e}"
+    );
+    // A client named on the command line drops the file's pins with the file's client.
+    let file = RawTest {
+        client: Some("pottery".into()),
+        with: Some(vec!["mmh3==4.0.0".parse().unwrap()]),
+        ..raw()
+    };
+    let both = file.overlay(RawTest {
+        client: Some("kazoo".into()),
+        ..raw()
+    });
+    assert_eq!(both.with, None);
+}
+
+#[test]
+fn a_malformed_pin_in_a_test_file_names_the_line_and_what_to_write() {
+    let e = serde_saphyr::from_str::<RawTest>(
+        "client: pottery\nwith:\n  - redis==5.0.8\n  - redis=5\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("`redis=5` is not a pin: write redis==5"), "{e}");
+    assert!(e.contains("line 4"), "{e}");
+}
+
+#[test]
 fn a_job_profile_holds_for_several_leases_and_writes_as_it_goes() {
     let short = validate(raw(), 1).unwrap();
     assert_eq!(short.app, workloads::App::Short);

@@ -175,6 +175,26 @@ fn a_client_may_name_its_release() {
     assert_eq!(s.providers, vec!["zookeeper"]);
 }
 
+#[test]
+fn a_client_may_pin_its_librarys_dependencies_and_a_recipe_may_not() {
+    let text = STALE.replace(
+        "providers: [etcd]\n",
+        "client: python-redis-lock\nwith: [redis==5.0.8]\n",
+    );
+    let s = parse(&text.replace("resource: strict", "resource: none")).unwrap();
+    assert_eq!(s.with, [Pin::parse("redis==5.0.8").unwrap()]);
+    let plan = crate::replay::execute::plan_for(&s, "redis").unwrap();
+    assert_eq!(plan.client.pins(), ["redis==5.0.8"]);
+    let e = parse(&STALE.replace("ttl: 2s\n", "ttl: 2s\nwith: [redis==5.0.8]\n")).unwrap_err();
+    assert!(
+        e.message
+            .contains("with pins dependencies of the actors' client"),
+        "{e}"
+    );
+    let e = parse(&text.replace("redis==5.0.8", "redis=5")).unwrap_err();
+    assert!(e.message.contains("`redis=5` is not a pin"), "{e}");
+}
+
 /// The text of a scenario in the repository's `scenarios/`.
 fn shipped_scenario(file: &str) -> String {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
