@@ -10,7 +10,7 @@
 //! of a dependency of that library (`{redis: [5.0.8, 8.1.0]}`), a list of `client_options:`
 //! maps, a list of `app:` profiles. Each combination is one row (and one set of seeds),
 //! labelled by the values it takes (`kazoo@2.10.0-...`, `python-redis-lock+redis@5.0.8-...`,
-//! `pottery+style=with-...`, `kazoo+app=job-...`; [`super::sweep`]), so the table answers
+//! `pottery+style=with-...`, `kazoo-...-job` (the profile ends the test's name); [`super::sweep`]), so the table answers
 //! "from which release did this change?".
 //!
 //! ```yaml
@@ -373,10 +373,10 @@ cells:
             [
                 "python-redis-lock+redis@5.0.8-none-pause-holder",
                 "python-redis-lock+redis@8.1.0-none-pause-holder",
-                "pottery+app=short-none-no-faults",
-                "pottery+app=job-none-no-faults",
-                "pottery+style=with+app=short-none-no-faults",
-                "pottery+style=with+app=job-none-no-faults",
+                "pottery-none-no-faults",
+                "pottery-none-no-faults-job",
+                "pottery+style=with-none-no-faults",
+                "pottery+style=with-none-no-faults-job",
             ]
         );
         let first = &m.cells[0].plans;

@@ -7,7 +7,8 @@
 //!   pinned as a test's `with` pins it, labelled `+redis@5.0.8`;
 //! - `client_options: [{}, {style: with}]`: the adapter's options, one map per row, labelled by
 //!   the row's options (`+style=with`; an empty map adds nothing);
-//! - `app: [short, job]`: application profiles, labelled `+app=job`.
+//! - `app: [short, job]`: application profiles; the test's own name carries the profile (a
+//!   profile other than `short` ends it, `-job`), so the sweep adds no tag of its own.
 //!
 //! A cell that sweeps nothing is one row labelled by its test's name alone; a single map of
 //! `client_options` or a single `app` name is a plain setting, not a sweep. The label names the
@@ -122,7 +123,6 @@ pub fn rows(base: RawTest, axes: Axes) -> anyhow::Result<Vec<Row>> {
             }
             rows = cross(rows, &names, |row, name| {
                 row.test.app = Some(name.clone());
-                row.tags.push(format!("app={}", label_safe(name)));
             });
         }
         Some(other) => {
@@ -321,10 +321,8 @@ mod tests {
         let rows = rows(client("pottery"), axes).unwrap();
         assert_eq!(
             labels(&rows),
-            [
-                "pottery+app=short-none-pause-holder",
-                "pottery+app=job-keep-none-pause-holder"
-            ]
+            ["pottery-none-pause-holder", "pottery-none-pause-holder"],
+            "the validated test's name tells the profiles apart"
         );
         assert_eq!(rows[1].test.app.as_deref(), Some("job-keep"));
         let one = Axes {
@@ -355,17 +353,17 @@ mod tests {
         assert_eq!(rows.len(), 16);
         assert_eq!(
             rows[0].label("pottery-none-pause-holder", "pottery"),
-            "pottery@3.0.0+redis@5.0.8+app=short-none-pause-holder"
+            "pottery@3.0.0+redis@5.0.8-none-pause-holder"
         );
         assert_eq!(
             rows[15].label("pottery-none-pause-holder", "pottery"),
-            "pottery@3.0.1+redis@8.1.0+style=with+app=job-none-pause-holder"
+            "pottery@3.0.1+redis@8.1.0+style=with-none-pause-holder"
         );
         assert_eq!(rows[15].test.client.as_deref(), Some("pottery@3.0.1"));
         // A name that does not start with the client's: the swept values after it.
         assert_eq!(
             rows[15].label("mine", "pottery"),
-            "mine@3.0.1+redis@8.1.0+style=with+app=job"
+            "mine@3.0.1+redis@8.1.0+style=with"
         );
     }
 }
