@@ -75,3 +75,40 @@ fn bugs_behind_the_adapter_surface_as_the_same_anomalies() {
     assert_eq!(out.status.code(), Some(1), "{}", explain(&out));
     assert_eq!(failing_kinds(&r), ["double-release"]);
 }
+
+fn reach(root: &Path) -> serde_json::Value {
+    let dir = std::fs::canonicalize(root.join("runs/latest")).unwrap();
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    r["stats"]["reach"].clone()
+}
+
+#[test]
+fn short_critical_sections_never_outlive_the_lease_and_jobs_live_on_the_librarys_renewal() {
+    // The default profile: holds of ttl / 4 reach none of the library's renewal code, and the
+    // summary says so.
+    let r = crate::support::infra::fresh_root("run-adapter", "short");
+    let out = crate::support::infra::run_config(&r, BASE, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&out));
+    assert_eq!(reach(&r)["holds_past_ttl"], 0, "{}", explain(&out));
+    assert!(
+        explain(&out).contains("reached: none of the client's renewal, retry or recovery paths"),
+        "{}",
+        explain(&out)
+    );
+    // Jobs of 3 x ttl: every hold lives on the library's renewal, and the run says it did.
+    let r = crate::support::infra::fresh_root("run-adapter", "job");
+    let out = crate::support::infra::run_config(&r, BASE, &["--app", "job"]);
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&out));
+    let reach = reach(&r);
+    assert!(
+        reach["holds_past_ttl"].as_u64().unwrap() >= 2,
+        "{reach}: {}",
+        explain(&out)
+    );
+    assert!(
+        explain(&out).contains("holds outlived the lease"),
+        "{}",
+        explain(&out)
+    );
+}
