@@ -191,6 +191,57 @@ fn a_held_answer_before_a_certain_loss_is_no_held_after_loss() {
     assert_eq!(status(&v, HeldAfterLoss), "not applicable");
 }
 
+/// ZooKeeper's queue: the taker of a lost lock is a waiter queued before the holder's grant
+/// (its acquire invoked before A's `ok`, completed after it). Grant order cannot order the two,
+/// but a higher fence token can: B's grant, completed after A's with a higher token, came after
+/// A's, so a held answer after it is `held-after-loss`. A lower token proves nothing, and
+/// without tokens the invoke order alone still decides.
+#[test]
+fn a_waiter_queued_before_the_grant_that_completes_with_a_higher_token_was_granted_after() {
+    let queued = |a: Option<u64>, b: Option<u64>| {
+        let mut a_ok = ok(1, Acquire).lock("l").lease("L1").owner("w1").at_ms(2);
+        a_ok.token = a;
+        let mut b_ok = ok(2, Acquire)
+            .lock("l")
+            .lease("L2")
+            .owner("w2")
+            .at_ms(3_000);
+        b_ok.token = b;
+        let mut events = vec![
+            invoke(2, Acquire).lock("l").at_ms(0),
+            invoke(1, Acquire).lock("l").at_ms(1),
+            a_ok,
+            b_ok,
+        ];
+        events.extend(check(1, "L1", true, 3_500));
+        judged(events)
+    };
+    let v = queued(Some(5), Some(7));
+    let hal = only(&v, HeldAfterLoss);
+    assert_eq!(hal.len(), 1, "{:#?}", v.anomalies);
+    let e = &hal[0].evidence;
+    assert_eq!(e.other["holder_lease"], "L2");
+    assert_eq!(e.other["basis"], "token");
+    assert_eq!(e.indices, vec![2, 3, 4, 5]);
+    assert!(
+        hal[0].diagnosis.observation.contains("token 7"),
+        "{:#?}",
+        hal[0].diagnosis
+    );
+    // A lower token: B is older whatever the order its acquire completed in.
+    assert!(only(&queued(Some(7), Some(5)), HeldAfterLoss).is_empty());
+    // No tokens: nothing orders the two grants.
+    assert!(only(&queued(None, None), HeldAfterLoss).is_empty());
+    // One side without a token: nothing to compare.
+    assert!(only(&queued(Some(5), None), HeldAfterLoss).is_empty());
+    // Invoked after A's grant, the basis is grant order.
+    let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
+    events.extend(acquire(2, "L2", Some(2), 3_000));
+    events.extend(check(1, "L1", true, 3_500));
+    let v = judged(events);
+    assert_eq!(only(&v, HeldAfterLoss)[0].evidence.other["basis"], "grant-order");
+}
+
 /// A `check` is the keep-alive's question beside the process's own operations: whatever it is
 /// answered (`info` included), it ends no hold and retires nobody (docs/design.md, "Holds").
 #[test]

@@ -50,9 +50,10 @@ fn plantable(kind: AnomalyKind, s: &Shape) -> bool {
         DuplicateEffect => s.writes_per_hold > 0,
         LostUpdate => s.counter,
         DoubleRelease | ReleaseOfLostLock | ConcurrentHolders | StuckLock => s.workers > 1,
-        // Grant order shows the loss: the next holder's acquire must be invoked after the
-        // older's grant, which every worker blocked in acquire from the start is not.
-        HeldAfterLoss => s.workers > 1 && !s.all_wait,
+        // Grant order or a higher token shows the loss: without tokens the next holder's
+        // acquire must be invoked after the older's grant, which every worker blocked in
+        // acquire from the start is not.
+        HeldAfterLoss => s.workers > 1 && (s.tokens || !s.all_wait),
     }
 }
 
