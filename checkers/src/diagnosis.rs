@@ -140,9 +140,10 @@ pub fn held_after_loss(observation: String) -> Diagnosis {
 pub fn concurrent_holders_renewal_failed(observation: String) -> Diagnosis {
     d(
         observation,
-        "the lease lapsed while nothing stopped the holder or the service: its renewal failed \
-         (a keep-alive that stopped, ran too late, or renewed a lease the service no longer \
-         had), or the service let it expire early",
+        "the lease lapsed while nothing that outlasts a lease stopped the holder or the \
+         service: its renewal failed (a keep-alive that stopped, ran too late, gave up under a \
+         fault shorter than the lease, or renewed a lease the service no longer had), or the \
+         service let it expire early",
         "the holder's keep-alive around this time (its log in nodes/, its renew interval against \
          the ttl) and whether the client reported the lease lost before the other grant",
         "fix the renewal (renew well within the ttl, and treat a failed renewal as a lost lock); \
