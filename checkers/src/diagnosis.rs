@@ -151,6 +151,24 @@ pub fn concurrent_holders_renewal_failed(observation: String) -> Diagnosis {
     )
 }
 
+pub fn locked_out_client(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "this client can no longer take the lock: its library's client is stuck in a state it \
+         does not recover from (wedged after an exception, a session or connection it never \
+         re-establishes, a lock object left marked as held or acquiring); or, when its failures \
+         came only while others held the lock, the lock is not fair and starves it under \
+         contention",
+        "the errors of its attempts (one error repeated from the first failure on points at the \
+         client, not the service), its adapter's log in nodes/, and `failed_while_free`: a \
+         failure answered while nobody held the lock is no contention",
+        "have the worker (or the library) drop and recreate its client or session after an \
+         error it does not recover from, and report the library's wedge; if it is starvation, \
+         expect it under contention or take a queueing recipe (etcd's lock, ZooKeeper's) \
+         rather than one that polls",
+    )
+}
+
 pub fn lost_update_low(observation: String) -> Diagnosis {
     d(
         observation,
