@@ -1,7 +1,7 @@
 //! A claimed run as an anomaly: its evidence (the worker, its attempts, the grants to others in
 //! its window) and its diagnosis.
 
-use super::{Run, LISTED};
+use super::run::{Run, LISTED};
 use crate::checker::Findings;
 use crate::diagnosis;
 use crate::kinds::concurrent_holders::secs;
