@@ -140,13 +140,32 @@ pub fn held_after_loss(observation: String) -> Diagnosis {
 pub fn concurrent_holders_renewal_failed(observation: String) -> Diagnosis {
     d(
         observation,
-        "the lease lapsed while nothing stopped the holder or the service: its renewal failed \
-         (a keep-alive that stopped, ran too late, or renewed a lease the service no longer \
-         had), or the service let it expire early",
+        "the lease lapsed while nothing that outlasts a lease stopped the holder or the \
+         service: its renewal failed (a keep-alive that stopped, ran too late, gave up under a \
+         fault shorter than the lease, or renewed a lease the service no longer had), or the \
+         service let it expire early",
         "the holder's keep-alive around this time (its log in nodes/, its renew interval against \
          the ttl) and whether the client reported the lease lost before the other grant",
         "fix the renewal (renew well within the ttl, and treat a failed renewal as a lost lock); \
          resource-side fencing still limits the harm",
+    )
+}
+
+pub fn locked_out_client(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "this client can no longer take the lock: its library's client is stuck in a state it \
+         does not recover from (wedged after an exception, a session or connection it never \
+         re-establishes, a lock object left marked as held or acquiring); or, when its failures \
+         came only while others held the lock, the lock is not fair and starves it under \
+         contention",
+        "the errors of its attempts (one error repeated from the first failure on points at the \
+         client, not the service), its adapter's log in nodes/, and `failed_while_free`: a \
+         failure answered while nobody held the lock is no contention",
+        "have the worker (or the library) drop and recreate its client or session after an \
+         error it does not recover from, and report the library's wedge; if it is starvation, \
+         expect it under contention or take a queueing recipe (etcd's lock, ZooKeeper's) \
+         rather than one that polls",
     )
 }
 

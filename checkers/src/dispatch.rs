@@ -14,8 +14,8 @@
 
 use crate::checker::{Checker, Context, Findings};
 use crate::kinds::{
-    ConcurrentHolders, DoubleRelease, DuplicateEffect, DuplicateToken, HeldAfterLoss, LostUpdate,
-    StaleAcceptedWrite, StuckLock,
+    ConcurrentHolders, DoubleRelease, DuplicateEffect, DuplicateToken, HeldAfterLoss,
+    LockedOutClient, LostUpdate, StaleAcceptedWrite, StuckLock,
 };
 use results::store::CheckConfig;
 use results::{EventRef, F};
@@ -30,10 +30,11 @@ pub(crate) enum Dispatch {
     DuplicateEffect(DuplicateEffect),
     StuckLock(StuckLock),
     HeldAfterLoss(HeldAfterLoss),
+    LockedOutClient(LockedOutClient),
     Other(Box<dyn Checker>),
 }
 
-/// The eight checkers of docs/design.md, "Anomaly kinds" (ten kinds: double-release also sorts
+/// The nine checkers of docs/design.md, "Anomaly kinds" (eleven kinds: double-release also sorts
 /// out release-of-lost-lock, duplicate-token token-regression) under this configuration, in
 /// report order.
 pub(crate) fn standard(cfg: &CheckConfig) -> Vec<Dispatch> {
@@ -46,6 +47,11 @@ pub(crate) fn standard(cfg: &CheckConfig) -> Vec<Dispatch> {
         Dispatch::DuplicateEffect(DuplicateEffect::default()),
         Dispatch::StuckLock(StuckLock::new(cfg.ttl, cfg.recovery_slack)),
         Dispatch::HeldAfterLoss(HeldAfterLoss::default()),
+        Dispatch::LockedOutClient(LockedOutClient::new(
+            cfg.ttl,
+            cfg.recovery_slack,
+            cfg.workers,
+        )),
     ]
 }
 
@@ -79,6 +85,7 @@ impl Dispatch {
             Dispatch::DuplicateEffect(c) => out_of_line(c, e, cx, out),
             Dispatch::StuckLock(c) => out_of_line(c, e, cx, out),
             Dispatch::HeldAfterLoss(c) => out_of_line(c, e, cx, out),
+            Dispatch::LockedOutClient(c) => out_of_line(c, e, cx, out),
             Dispatch::Other(c) => c.event(e, cx, out),
         }
     }
@@ -94,6 +101,7 @@ impl Dispatch {
             Dispatch::DuplicateEffect(c) => Box::new(c),
             Dispatch::StuckLock(c) => Box::new(c),
             Dispatch::HeldAfterLoss(c) => Box::new(c),
+            Dispatch::LockedOutClient(c) => Box::new(c),
             Dispatch::Other(c) => c,
         }
     }
@@ -109,6 +117,7 @@ impl Dispatch {
             Dispatch::DuplicateEffect(c) => c,
             Dispatch::StuckLock(c) => c,
             Dispatch::HeldAfterLoss(c) => c,
+            Dispatch::LockedOutClient(c) => c,
             Dispatch::Other(c) => &**c,
         }
     }
@@ -124,6 +133,7 @@ impl Dispatch {
             Dispatch::DuplicateEffect(c) => c,
             Dispatch::StuckLock(c) => c,
             Dispatch::HeldAfterLoss(c) => c,
+            Dispatch::LockedOutClient(c) => c,
             Dispatch::Other(c) => &mut **c,
         }
     }

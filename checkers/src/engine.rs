@@ -31,7 +31,7 @@ struct Slot {
 pub struct Engine {
     slots: Vec<Slot>,
     /// For each shape of event ([`route`]), the slots whose interests it meets, in order: the
-    /// engine visits only those (an acquire/release event interests two or three of the eight checkers
+    /// engine visits only those (an acquire/release event interests two or three of the nine checkers
     /// on average).
     /// A stopped checker (it panicked) is taken out of every route.
     routes: [Vec<usize>; ROUTES],
@@ -101,7 +101,7 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 impl Engine {
-    /// The eight checkers (ten kinds) of docs/design.md ("Anomaly kinds") under this configuration.
+    /// The nine checkers (eleven kinds) of docs/design.md ("Anomaly kinds") under this configuration.
     pub fn new(cfg: &CheckConfig) -> Engine {
         Engine::with_dispatch(cfg, dispatch::standard(cfg))
     }

@@ -37,7 +37,7 @@ pub use engine::{check, check_stream, Engine};
 pub use results::store::CheckConfig;
 pub use results::Verdict;
 
-/// The eight checkers (ten kinds), configured from the test.
+/// The nine checkers (eleven kinds), configured from the test.
 pub fn all_checkers(cfg: &CheckConfig) -> Vec<Box<dyn Checker>> {
     dispatch::standard(cfg)
         .into_iter()

@@ -11,6 +11,12 @@ use results::{AnomalyKind, Event, OpResult, OpType, Process, ResourceEntry, Writ
 mod gen;
 use gen::{Gen, HoldInfo, KEY};
 
+/// How many acquisitions a planted locked-out client fails through (the last ones of the
+/// history), each [`LOCKED_OUT_STEP`] apart: 2.8 s of failures, longer than a ttl of 1 s and a
+/// slack of 1 s.
+pub const LOCKED_OUT_HOLDS: usize = 8;
+const LOCKED_OUT_STEP: u64 = 400_000_000;
+
 /// SplitMix64: tiny, seedable, good enough to shuffle workers.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);
@@ -104,6 +110,7 @@ pub fn generate_into(
     let holds = shape.holds.max(2);
     let mut at = match defect {
         Some(StuckLock) => holds - 1,
+        Some(LockedOutClient) => holds.saturating_sub(LOCKED_OUT_HOLDS),
         _ => 1 + rng.below(holds as u64 - 1) as usize,
     };
     let workers = shape.workers.max(1);
@@ -136,6 +143,10 @@ pub fn generate_into(
     let mut early: Option<HoldInfo> = None;
     let mut prev: Option<HoldInfo> = None;
     let mut planted_at = None;
+    // The worker whose every acquire fails from the planted hold on (a locked-out client): it
+    // needs two others to take turns, and the history's last holds to fail through.
+    let lockable = workers >= 3 && holds >= LOCKED_OUT_HOLDS;
+    let mut locked_out: Option<u32> = None;
     for k in 0..holds {
         // A regression is only one if the lower token's acquire was invoked after the higher
         // one completed: wait for a holder whose invoke saw a completed token.
@@ -147,7 +158,9 @@ pub fn generate_into(
         {
             at += 1;
         }
-        let planted = defect.filter(|_| k == at);
+        let planted = defect
+            .filter(|_| k == at)
+            .filter(|d| *d != LockedOutClient || lockable);
         if planted.is_some() {
             planted_at = Some(k);
         }
@@ -203,6 +216,21 @@ pub fn generate_into(
             g.emit(inv);
             pending[x as usize] = true;
             snap[x as usize] = max_done;
+        }
+        if planted == Some(LockedOutClient) {
+            locked_out = Some(other(&mut g.rng, w, workers));
+        }
+        // The locked-out client fails once more, while the holder holds.
+        if let Some(x) = locked_out {
+            g.now += LOCKED_OUT_STEP;
+            if !pending[x as usize] {
+                let inv = g.op(x, OpType::Invoke, F::Acquire, None);
+                g.emit(inv);
+            }
+            let mut f = g.op(x, OpType::Fail, F::Acquire, None);
+            f.error = Some("client is closed".into());
+            g.emit(f);
+            pending[x as usize] = false;
         }
         if workers > 1 && g.rng.below(3) == 0 {
             let x = other(&mut g.rng, w, workers);
@@ -289,7 +317,10 @@ pub fn generate_into(
             g.emit(last);
             return planted_at;
         }
-        let next = other(&mut g.rng, w, workers);
+        let mut next = other(&mut g.rng, w, workers);
+        while Some(next) == locked_out {
+            next = other(&mut g.rng, w, workers);
+        }
         let wait = shape.contended && k + 1 < holds && g.rng.below(2) == 0;
         if wait && !pending[next as usize] {
             let inv = g.op(next, OpType::Invoke, F::Acquire, None);

@@ -44,7 +44,8 @@ fn a_lock_taken_from_a_holder_nothing_stopped_for_a_lease_says_its_renewal_faile
     let d = &ch[0].diagnosis;
     assert!(
         d.likely_boundary.contains(
-            "the lease lapsed while nothing stopped the holder or the service: its renewal failed"
+            "the lease lapsed while nothing that outlasts a lease stopped the holder or the \
+             service: its renewal failed"
         ),
         "{d:#?}"
     );
@@ -111,6 +112,99 @@ fn a_lock_taken_after_a_pause_or_a_service_fault_keeps_the_pause_diagnosis() {
         .diagnosis
         .likely_boundary
         .contains("renewal failed"));
+}
+
+/// A fault the lease is meant to survive is no cause of a loss: a stall of the service, or a
+/// pause of the holder, shorter than the lease. The holder lost its lock without a cause that
+/// outlasts a lease, so its renewal failed, under that fault, which the diagnosis names.
+#[test]
+fn a_loss_under_a_fault_shorter_than_the_lease_says_its_renewal_failed_under_it() {
+    let under = |fault: &str, target: &str, from: u64, to: Option<u64>| {
+        let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
+        events.push(start(fault).targets(&[target]).at_ms(from));
+        events.extend(to.map(|to| stop(fault).targets(&[target]).at_ms(to)));
+        events.extend(acquire(2, "L2", Some(2), 5_000));
+        let v = judged(events);
+        let ch = only(&v, ConcurrentHolders);
+        assert_eq!(ch.len(), 1, "{:#?}", v.anomalies);
+        ch[0].clone()
+    };
+    let a = under("stall-leader", "etcd-1", 3_000, Some(4_200));
+    assert_eq!(a.evidence.other["cause"], "none");
+    assert_eq!(a.evidence.other["under"], "stall-leader");
+    let d = &a.diagnosis;
+    assert!(d.likely_boundary.contains("its renewal failed"), "{d:#?}");
+    assert!(
+        d.observation.contains(
+            "without a cause that outlasts its lease: its renewal failed under stall-leader of \
+             1.2 s, shorter than the 2 s lease"
+        ),
+        "{d:#?}"
+    );
+    // A pause of the holder shorter than the lease.
+    let a = under("pause-holder", "w1", 3_000, Some(4_500));
+    assert_eq!(a.evidence.other["cause"], "none");
+    assert!(
+        a.diagnosis
+            .observation
+            .contains("its renewal failed under pause-holder of 1.5 s, shorter than the 2 s lease"),
+        "{:#?}",
+        a.diagnosis
+    );
+    // A stall still on at the other grant, shorter than a lease so far.
+    let a = under("stall-service", "etcd-1", 4_501, None);
+    assert_eq!(a.evidence.other["cause"], "none");
+    assert!(
+        a.diagnosis
+            .observation
+            .contains("under stall-service of 0.5 s (still on), shorter than the 2 s lease"),
+        "{:#?}",
+        a.diagnosis
+    );
+    // A hold younger than a lease under a stall only: no cause named, and no renewal blamed.
+    let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
+    events.push(start("stall-leader").targets(&["etcd-1"]).at_ms(200));
+    events.push(stop("stall-leader").targets(&["etcd-1"]).at_ms(700));
+    events.extend(acquire(2, "L2", Some(2), 1_000));
+    let v = judged(events);
+    let ch = only(&v, ConcurrentHolders);
+    assert!(!ch[0].evidence.other.contains_key("cause"), "{:#?}", ch[0]);
+    assert!(!ch[0].diagnosis.likely_boundary.contains("renewal failed"));
+}
+
+/// A fault that can outlast the lease is the cause, named: a pause of the holder at least a
+/// lease long (even one that ended more than a lease before the other grant), and a kill of a
+/// node whatever its length.
+#[test]
+fn a_pause_of_the_holder_longer_than_the_lease_is_named_as_the_cause() {
+    let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
+    events.push(start("pause-holder").targets(&["w1"]).at_ms(100));
+    events.push(stop("pause-holder").targets(&["w1"]).at_ms(2_600));
+    events.extend(acquire(2, "L2", Some(2), 5_000));
+    let v = judged(events);
+    let ch = only(&v, ConcurrentHolders);
+    assert_eq!(ch[0].evidence.other["cause"], "pause-holder");
+    let d = &ch[0].diagnosis;
+    assert!(
+        d.likely_boundary.contains("a lease is not a mutex"),
+        "{d:#?}"
+    );
+    assert!(!d.likely_boundary.contains("renewal failed"));
+    assert!(
+        d.observation
+            .contains("pause-holder of 2.5 s, at least the 2 s lease"),
+        "{d:#?}"
+    );
+    // A kill of a node, short as it was.
+    let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
+    events.push(start("kill-node").targets(&["redis-1"]).at_ms(4_000));
+    events.push(stop("kill-node").targets(&["redis-1"]).at_ms(4_100));
+    events.extend(acquire(2, "L2", Some(2), 5_000));
+    let v = judged(events);
+    assert_eq!(
+        only(&v, ConcurrentHolders)[0].evidence.other["cause"],
+        "kill-node"
+    );
 }
 
 /// Issue 27, verdict 4: w1's keep-alive asked its library after w2 was granted the lock (w2's
@@ -189,6 +283,60 @@ fn a_held_answer_before_a_certain_loss_is_no_held_after_loss() {
     // Without any check line the kind has nothing to judge.
     let v = judged(acquire(1, "L1", Some(1), 0).into());
     assert_eq!(status(&v, HeldAfterLoss), "not applicable");
+}
+
+/// ZooKeeper's queue: the taker of a lost lock is a waiter queued before the holder's grant
+/// (its acquire invoked before A's `ok`, completed after it). Grant order cannot order the two,
+/// but a higher fence token can: B's grant, completed after A's with a higher token, came after
+/// A's, so a held answer after it is `held-after-loss`. A lower token proves nothing, and
+/// without tokens the invoke order alone still decides.
+#[test]
+fn a_waiter_queued_before_the_grant_that_completes_with_a_higher_token_was_granted_after() {
+    let queued = |a: Option<u64>, b: Option<u64>| {
+        let mut a_ok = ok(1, Acquire).lock("l").lease("L1").owner("w1").at_ms(2);
+        a_ok.token = a;
+        let mut b_ok = ok(2, Acquire)
+            .lock("l")
+            .lease("L2")
+            .owner("w2")
+            .at_ms(3_000);
+        b_ok.token = b;
+        let mut events = vec![
+            invoke(2, Acquire).lock("l").at_ms(0),
+            invoke(1, Acquire).lock("l").at_ms(1),
+            a_ok,
+            b_ok,
+        ];
+        events.extend(check(1, "L1", true, 3_500));
+        judged(events)
+    };
+    let v = queued(Some(5), Some(7));
+    let hal = only(&v, HeldAfterLoss);
+    assert_eq!(hal.len(), 1, "{:#?}", v.anomalies);
+    let e = &hal[0].evidence;
+    assert_eq!(e.other["holder_lease"], "L2");
+    assert_eq!(e.other["basis"], "token");
+    assert_eq!(e.indices, vec![2, 3, 4, 5]);
+    assert!(
+        hal[0].diagnosis.observation.contains("token 7"),
+        "{:#?}",
+        hal[0].diagnosis
+    );
+    // A lower token: B is older whatever the order its acquire completed in.
+    assert!(only(&queued(Some(7), Some(5)), HeldAfterLoss).is_empty());
+    // No tokens: nothing orders the two grants.
+    assert!(only(&queued(None, None), HeldAfterLoss).is_empty());
+    // One side without a token: nothing to compare.
+    assert!(only(&queued(Some(5), None), HeldAfterLoss).is_empty());
+    // Invoked after A's grant, the basis is grant order.
+    let mut events: Vec<Event> = acquire(1, "L1", Some(1), 0).into();
+    events.extend(acquire(2, "L2", Some(2), 3_000));
+    events.extend(check(1, "L1", true, 3_500));
+    let v = judged(events);
+    assert_eq!(
+        only(&v, HeldAfterLoss)[0].evidence.other["basis"],
+        "grant-order"
+    );
 }
 
 /// A `check` is the keep-alive's question beside the process's own operations: whatever it is

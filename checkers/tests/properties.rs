@@ -1,7 +1,7 @@
 //! Properties: random serial histories (many workers, tokens from a counter) are valid; planting
 //! exactly one defect of a kind makes exactly that kind appear.
 
-use checkers::synth::{generate, Shape};
+use checkers::synth::{generate, Shape, LOCKED_OUT_HOLDS};
 use checkers::{check, CheckConfig};
 use proptest::prelude::*;
 use results::{AnomalyKind, Validity};
@@ -50,9 +50,12 @@ fn plantable(kind: AnomalyKind, s: &Shape) -> bool {
         DuplicateEffect => s.writes_per_hold > 0,
         LostUpdate => s.counter,
         DoubleRelease | ReleaseOfLostLock | ConcurrentHolders | StuckLock => s.workers > 1,
-        // Grant order shows the loss: the next holder's acquire must be invoked after the
-        // older's grant, which every worker blocked in acquire from the start is not.
-        HeldAfterLoss => s.workers > 1 && !s.all_wait,
+        // Grant order or a higher token shows the loss: without tokens the next holder's
+        // acquire must be invoked after the older's grant, which every worker blocked in
+        // acquire from the start is not.
+        HeldAfterLoss => s.workers > 1 && (s.tokens || !s.all_wait),
+        // Two others take turns while it fails through the history's last holds.
+        LockedOutClient => s.workers >= 3 && s.holds >= LOCKED_OUT_HOLDS,
     }
 }
 
@@ -71,7 +74,7 @@ proptest! {
     fn one_planted_defect_shows_exactly_its_kind(
         seed in any::<u64>(),
         shape in shapes(),
-        which in 0usize..10,
+        which in 0..AnomalyKind::ALL.len(),
     ) {
         let kind = AnomalyKind::ALL[which];
         prop_assume!(plantable(kind, &shape));
@@ -93,7 +96,7 @@ proptest! {
     }
 
     #[test]
-    fn the_streamed_jsonl_path_agrees_with_the_in_memory_path(seed in any::<u64>(), shape in shapes(), which in 0usize..11) {
+    fn the_streamed_jsonl_path_agrees_with_the_in_memory_path(seed in any::<u64>(), shape in shapes(), which in 0..=AnomalyKind::ALL.len()) {
         let defect = AnomalyKind::ALL.get(which).copied().filter(|k| plantable(*k, &shape));
         let s = generate(seed, &shape, defect);
         let lines: Vec<String> = s.history.iter().map(|e| serde_json::to_string(e).unwrap()).collect();

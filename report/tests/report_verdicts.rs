@@ -92,3 +92,60 @@ fn the_page_says_an_overlap_left_a_pair_undecided() {
         "the stale-accepted-write row carries the note"
     );
 }
+
+/// A worker whose acquires kept failing while the others took the lock (`locked-out-client`):
+/// a row of its own on the page and a junit case, observed and passing like the other
+/// observed kinds, its attempts in the evidence packet.
+#[test]
+fn the_page_and_junit_show_a_locked_out_client_as_observed() {
+    let grant = |p: u32, lease: &str, at: u64| {
+        [
+            invoke(p, Acquire).lock("l").at_ms(at),
+            ok(p, Acquire)
+                .lock("l")
+                .owner(&format!("w{p}"))
+                .lease(lease)
+                .at_ms(at + 1),
+            invoke(p, Release).lock("l").lease(lease).at_ms(at + 100),
+            ok(p, Release)
+                .lock("l")
+                .lease(lease)
+                .result(Released)
+                .at_ms(at + 101),
+        ]
+    };
+    let failed = |at: u64| {
+        [
+            invoke(2, Acquire).lock("l").at_ms(at),
+            fail(2, Acquire)
+                .lock("l")
+                .error("client is closed")
+                .at_ms(at + 300),
+        ]
+    };
+    let mut events: Vec<Event> = Vec::new();
+    for (k, at) in [1_000u64, 2_000, 3_000, 4_000].into_iter().enumerate() {
+        events.extend(failed(at));
+        events.extend(grant(k as u32 % 2, &format!("L{k}"), at + 500));
+    }
+    let h = history(events);
+    let cfg = checkers::CheckConfig {
+        ttl: Some(std::time::Duration::from_secs(1)),
+        recovery_slack: std::time::Duration::from_secs(1),
+        workers: Some(3),
+        ..checkers::CheckConfig::default()
+    };
+    let v = checkers::check(&h, Some(&[]), &cfg);
+    assert_eq!(v.anomalies.len(), 1, "{:#?}", v.anomalies);
+    let (html, xml) = page(&h, &[], &v);
+    assert!(
+        html.contains("<td>locked-out-client</td><td><span class=\"st observed\">observed</span>"),
+        "the kind's row"
+    );
+    assert!(html.contains("client is closed"), "its attempts' errors");
+    let case = &xml[xml.find(r#"name="locked-out-client""#).unwrap()..];
+    assert!(
+        case[..case.find("</testcase>").unwrap()].contains("1 observed (not in fail_on)"),
+        "{xml}"
+    );
+}

@@ -19,10 +19,11 @@ pub enum AnomalyKind {
     DuplicateEffect,
     StuckLock,
     HeldAfterLoss,
+    LockedOutClient,
 }
 
 impl AnomalyKind {
-    pub const ALL: [AnomalyKind; 10] = [
+    pub const ALL: [AnomalyKind; 11] = [
         AnomalyKind::StaleAcceptedWrite,
         AnomalyKind::DuplicateToken,
         AnomalyKind::TokenRegression,
@@ -33,6 +34,7 @@ impl AnomalyKind {
         AnomalyKind::DuplicateEffect,
         AnomalyKind::StuckLock,
         AnomalyKind::HeldAfterLoss,
+        AnomalyKind::LockedOutClient,
     ];
 
     pub fn as_str(&self) -> &'static str {
@@ -47,6 +49,7 @@ impl AnomalyKind {
             AnomalyKind::LostUpdate => "lost-update",
             AnomalyKind::DuplicateEffect => "duplicate-effect",
             AnomalyKind::StuckLock => "stuck-lock",
+            AnomalyKind::LockedOutClient => "locked-out-client",
         }
     }
 
@@ -56,15 +59,18 @@ impl AnomalyKind {
 
     /// Kinds reported as observations: `concurrent-holders`, which the literature says cannot
     /// be prevented under pauses; `release-of-lost-lock`, a client told `released` for a lock
-    /// it no longer held where the history shows no harm done by it; and `held-after-loss`, a
+    /// it no longer held where the history shows no harm done by it; `held-after-loss`, a
     /// client that still answered `held` after another was granted the lock (a belief, which
-    /// only the writes it goes on to make can turn into harm).
+    /// only the writes it goes on to make can turn into harm); and `locked-out-client`, a
+    /// worker whose acquires kept failing while others took the lock (contention makes some
+    /// acquires fail legitimately, and an unfair lock may starve one client for a while).
     pub fn observed_by_default(self) -> bool {
         matches!(
             self,
             AnomalyKind::ConcurrentHolders
                 | AnomalyKind::ReleaseOfLostLock
                 | AnomalyKind::HeldAfterLoss
+                | AnomalyKind::LockedOutClient
         )
     }
 

@@ -5,10 +5,13 @@
 //! nothing. It must be kept whether or not a `check` line ever comes, since a check may ask about
 //! an acquisition superseded long before.
 //!
-//! "Superseded": acquisition B of the same lock, by another process, whose acquire was invoked
-//! after A's acquire `ok` (grant order: B's grant cannot have come first); a B whose fence token
-//! is lower than A's is older whatever the history's order, and never supersedes A. The first such
-//! B is kept.
+//! "Superseded": acquisition B of the same lock, by another process, granted after A: either its
+//! acquire was invoked after A's acquire `ok` (grant order: B's grant cannot have come first), or
+//! its acquire completed after A's with a higher fence token (the token orders the grants: a
+//! waiter queued before A's grant, as ZooKeeper's lock recipe queues them, that takes the lock
+//! after A lost it). A B whose fence token is lower than A's is older whatever the history's
+//! order, and never supersedes A; without both tokens only grant order decides. The first such B
+//! is kept, with what showed it ([`Basis`]).
 //!
 //! Double-release reads it too: which acquisition a release acknowledged is for (the releaser's
 //! latest of that lock) and the lock's latest grant, so that it is visited for an acquire `ok`
@@ -22,14 +25,34 @@ use super::Shared;
 use crate::locks::{LockId, PerLock};
 use crate::procs::PerProcess;
 
+/// What shows that a grant came after the acquisition it superseded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// Its acquire was invoked after the other's acquire `ok`.
+    GrantOrder,
+    /// Its acquire was invoked before the other's grant, completed after it, and carries a
+    /// higher fence token.
+    Token,
+}
+
+impl Basis {
+    /// Its name in the evidence (`basis`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Basis::GrantOrder => "grant-order",
+            Basis::Token => "token",
+        }
+    }
+}
+
 /// One lock's latest acquisitions, one per process that acquired it: each either current or
 /// superseded, never both.
 #[derive(Debug)]
 struct OfLock<S> {
     /// Not superseded yet, in no particular order (a grant looks at each).
     current: Vec<S>,
-    /// Superseded, by process: the acquisition, then the grant that superseded it.
-    superseded: PerProcess<(S, S)>,
+    /// Superseded, by process: the acquisition, the grant that superseded it, and what showed it.
+    superseded: PerProcess<(S, S, Basis)>,
     /// The history index of the lock's latest acquire `ok`.
     last_grant: Option<u64>,
 }
@@ -75,14 +98,20 @@ impl<S: Shared> Latest<S> {
                 current.swap_remove(k); // q's own earlier acquisition: replaced below
                 continue;
             }
-            let after = invoked.is_some_and(|i| i > a.index);
-            let older = a.token.zip(b.token).is_some_and(|(a, b)| b < a);
-            if !after || older {
+            // `a` is current, so its `ok` came before this one: a higher token completed after
+            // it was granted after it, whenever its acquire was invoked.
+            let basis = match (invoked.is_some_and(|i| i > a.index), a.token.zip(b.token)) {
+                (_, Some((a, b))) if b < a => None,
+                (true, _) => Some(Basis::GrantOrder),
+                (false, Some((a, b))) if b > a => Some(Basis::Token),
+                (false, _) => None,
+            };
+            let Some(basis) = basis else {
                 k += 1;
                 continue;
-            }
+            };
             let a = current.swap_remove(k);
-            superseded.insert(a.process, (a, b.clone()));
+            superseded.insert(a.process, (a, b.clone(), basis));
         }
         superseded.remove(q);
         current.push(b.clone());
@@ -94,7 +123,7 @@ impl<S: Shared> Latest<S> {
         let l = self.by_lock.get(lock)?;
         match l.current.iter().find(|a| a.process == process) {
             Some(a) => Some(a),
-            None => l.superseded.get(process).map(|(a, _)| a),
+            None => l.superseded.get(process).map(|(a, _, _)| a),
         }
     }
 
@@ -104,9 +133,10 @@ impl<S: Shared> Latest<S> {
         self.by_lock.get(lock)?.last_grant
     }
 
-    /// `process`'s latest acquisition of `lock` and the grant that superseded it, if one did.
-    pub fn superseded(&self, process: u32, lock: LockId) -> Option<(&S, &S)> {
-        let (a, b) = self.by_lock.get(lock)?.superseded.get(process)?;
-        Some((a, b))
+    /// `process`'s latest acquisition of `lock`, the grant that superseded it, if one did, and
+    /// what showed it.
+    pub fn superseded(&self, process: u32, lock: LockId) -> Option<(&S, &S, Basis)> {
+        let (a, b, basis) = self.by_lock.get(lock)?.superseded.get(process)?;
+        Some((a, b, *basis))
     }
 }

@@ -3,14 +3,17 @@
 //! Sound by construction of [`crate::holds::HoldBook`]: only certain holds (acquire `ok`) count, so an `info`
 //! acquire that may have happened never produces a report.
 //!
-//! Its diagnosis says why the older holder lost its lease, as far as the history tells: after a
-//! fault that stopped it or the service (a pause, a partition, a clock jump: the literature's
-//! case), or without any — the older hold was at least a lease old and no fault touched its
-//! worker or the lock service for a whole lease before the other grant, so the lease lapsed
-//! while nothing stopped its renewal: the renewal itself failed. The second needs the test's
-//! `ttl`; without it the diagnosis stays the general one.
+//! Its diagnosis says why the older holder lost its lease, as far as the history tells. A fault
+//! on its worker or the lock service since its grant is a cause only if it can outlast the
+//! lease ([`super::disturbances`]): a pause, an isolation or a stall at least a lease long, a
+//! kill, a clock moved, a failover. That is the literature's case, and the cause is named. A
+//! fault shorter than the lease that a correctly renewing lock survives by definition (a stall
+//! of the service, a slow link, a short pause) explains nothing: when the older hold was at
+//! least a lease old and nothing that outlasts a lease touched it, the lease lapsed because its
+//! renewal failed, under the fault named if there was one. The second needs the test's `ttl`;
+//! without it every fault counts as a cause and the diagnosis stays the general one.
 
-use super::disturbances::Disturbances;
+use super::disturbances::{Disturbances, Occurrence};
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
 use crate::holds::Hold;
@@ -29,49 +32,110 @@ pub struct ConcurrentHolders {
 
 impl ConcurrentHolders {
     pub fn new(ttl: Option<Duration>) -> ConcurrentHolders {
+        let ttl = ttl.map(|t| t.as_nanos() as u64);
         ConcurrentHolders {
-            ttl: ttl.map(|t| t.as_nanos() as u64),
+            ttl,
+            disturbances: Disturbances::with_ttl(ttl),
             ..ConcurrentHolders::default()
         }
     }
 
     /// Why `old` lost its lock by `now`, as the faults tell, in the evidence and the diagnosis.
     fn why_lost(&self, old: &Hold, now: u64, evidence: &mut Evidence, obs: String) -> Diagnosis {
-        let owner = old.owner();
-        let quiet = self.ttl.filter(|&ttl| {
-            now.saturating_sub(old.time) >= ttl
-                && !self
-                    .disturbances
-                    .disturbed_since(owner, now.saturating_sub(ttl))
-        });
-        if let Some(ttl) = quiet {
-            evidence.other.insert("cause".into(), json!("none"));
+        let read = self.disturbances.within(old.owner(), old.time, now);
+        let on = |c: &Occurrence| {
+            if c.on_holder {
+                format!("process {}'s worker", old.process)
+            } else {
+                "the lock service".to_string()
+            }
+        };
+        if let Some(c) = &read.cause {
+            evidence.other.insert("cause".into(), json!(c.fault));
+            let how = match (self.ttl, by_length(c)) {
+                (Some(ttl), true) => format!(
+                    " that can outlast a lease was {} of {}{}, at least the {} lease,",
+                    c.fault,
+                    secs(c.length),
+                    still_on(c),
+                    secs(ttl)
+                ),
+                (Some(_), false) => format!(
+                    " that can outlast a lease was {}, which can end a lease whatever its length,",
+                    c.fault
+                ),
+                (None, _) => format!(" was {}", c.fault),
+            };
             let obs = format!(
-                "{obs}; no fault touched process {}'s worker or the lock service in the {} ms \
-                 (a whole lease) before",
-                old.process,
-                ttl / 1_000_000
+                "{obs}; the latest fault on {}{how} from t={}ns",
+                on(c),
+                c.at
             );
-            return diagnosis::concurrent_holders_renewal_failed(obs);
+            return diagnosis::concurrent_holders(obs);
         }
-        let since_grant = self.disturbances.disturbed_since(owner, old.time);
-        let obs = match self.disturbances.latest(owner).filter(|_| since_grant) {
+        let lease_old = self.ttl.filter(|&ttl| now.saturating_sub(old.time) >= ttl);
+        let Some(ttl) = lease_old else {
+            let obs = match &read.survived {
+                Some(c) => format!(
+                    "{obs}; the only fault on {} since its grant was {} of {}{}, one a lease \
+                     survives, and the hold was younger than a lease",
+                    on(c),
+                    c.fault,
+                    secs(c.length),
+                    still_on(c)
+                ),
+                None => obs,
+            };
+            return diagnosis::concurrent_holders(obs);
+        };
+        evidence.other.insert("cause".into(), json!("none"));
+        let obs = match &read.survived {
             Some(c) => {
-                let what = if c.on_holder {
-                    format!("process {}'s worker", old.process)
-                } else {
-                    "the lock service".to_string()
-                };
-                evidence.other.insert("cause".into(), json!(c.fault));
+                evidence.other.insert("under".into(), json!(c.fault));
+                evidence
+                    .other
+                    .insert("under_ms".into(), json!(c.length / 1_000_000));
                 format!(
-                    "{obs}; the latest fault on {what} was {} at t={}ns",
-                    c.fault, c.at
+                    "{obs}; process {} lost the lock without a cause that outlasts its lease: its \
+                     renewal failed under {} of {}{}, shorter than the {} lease (on {})",
+                    old.process,
+                    c.fault,
+                    secs(c.length),
+                    still_on(c),
+                    secs(ttl),
+                    on(c)
                 )
             }
-            None => obs,
+            None => format!(
+                "{obs}; no fault touched process {}'s worker or the lock service in the {} since \
+                 its grant (a lease is {}): it lost the lock without a cause that outlasts its \
+                 lease, so its renewal failed",
+                old.process,
+                secs(now.saturating_sub(old.time)),
+                secs(ttl)
+            ),
         };
-        diagnosis::concurrent_holders(obs)
+        diagnosis::concurrent_holders_renewal_failed(obs)
     }
+}
+
+/// Whether a fault is one a lease survives while it is shorter (its length is then what made
+/// it a cause).
+fn by_length(c: &Occurrence) -> bool {
+    super::disturbances::survived_while_shorter(&c.fault)
+}
+
+fn still_on(c: &Occurrence) -> &'static str {
+    if c.ongoing {
+        " (still on)"
+    } else {
+        ""
+    }
+}
+
+/// Nanoseconds as seconds, to the millisecond and without trailing zeros ("1.2 s", "2 s").
+pub(crate) fn secs(ns: u64) -> String {
+    format!("{} s", (ns / 1_000_000) as f64 / 1_000.0)
 }
 
 impl Checker for ConcurrentHolders {

@@ -5,9 +5,11 @@
 //! test's `fail_on` names it.
 //!
 //! "Certainly granted since A's grant": acquisition B of the same lock, by another process, whose
-//! acquire was invoked after A's acquire `ok` (grant order: B's grant cannot have come first);
-//! a B whose fence token is lower than A's is older whatever the history's order, and never
-//! counts. "After": the check was sent after B's `ok` was recorded. A `check` line carries the
+//! acquire was invoked after A's acquire `ok` (grant order: B's grant cannot have come first), or
+//! whose acquire completed after A's with a higher fence token (a waiter queued before A's grant
+//! that took the lock after A lost it: the token orders the two grants); a B whose fence token
+//! is lower than A's is older whatever the history's order, and never counts. The evidence's
+//! `basis` says which showed it. "After": the check was sent after B's `ok` was recorded. A `check` line carries the
 //! worker's own stamps (the keep-alive runs in the worker, beside the process's operations, and
 //! its lines reach the history when the worker next speaks: docs/design.md, "history.jsonl"),
 //! so the check's invoke *time*, not its place in the file, is compared with B's `ok`: stamped
@@ -20,6 +22,7 @@
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
 use crate::diagnosis;
+use crate::holds::latest::Basis;
 use crate::holds::Hold;
 use crate::kinds::concurrent_holders::fmt_token;
 use crate::locks::LockId;
@@ -96,7 +99,7 @@ impl HeldAfterLoss {
     ) {
         // p's latest acquisition of the lock, if another's grant superseded it (a current one
         // is still p's to believe in).
-        let Some((a, b)) = cx.holds.latest().superseded(p, lock).filter(|(a, _)| {
+        let Some((a, b, basis)) = cx.holds.latest().superseded(p, lock).filter(|(a, _, _)| {
             e.lease
                 .as_deref()
                 .is_none_or(|l| a.lease().is_none_or(|h| h == l))
@@ -112,14 +115,13 @@ impl HeldAfterLoss {
             Some((_, index)) => *index = a.index,
             None => reported.push((lock, a.index)),
         }
-        report(p, a, b, asked, e, cx.locks.name(lock), out);
+        report(p, (a, b, basis), asked, e, cx.locks.name(lock), out);
     }
 }
 
 fn report(
     p: u32,
-    a: &Hold,
-    b: &Hold,
+    (a, b, basis): (&Hold, &Hold, Basis),
     (asked_index, asked_time): (u64, u64),
     e: &EventRef<'_>,
     lock: &str,
@@ -146,6 +148,7 @@ fn report(
         .other
         .insert("holder_lease".into(), json!(b.lease()));
     evidence.other.insert("holder_token".into(), json!(b.token));
+    evidence.other.insert("basis".into(), json!(basis.as_str()));
     let summary = format!(
         "process {p}'s check at index {asked_index} answered held for lease {} of lock {lock} \
          (acquired at index {}), after process {} had been granted it (lease {}, token {}, at \
@@ -157,9 +160,17 @@ fn report(
         fmt_token(b.token),
         b.index
     );
+    let after = match basis {
+        Basis::GrantOrder => "by an acquire sent after its own grant".to_string(),
+        Basis::Token => format!(
+            "with token {} above its own {}, so after its own grant",
+            fmt_token(b.token),
+            fmt_token(a.token)
+        ),
+    };
     let obs = format!(
         "the lock client still said it held {lock} under lease {} at t={asked_time}ns, {} ns \
-         after lease {} was granted to process {} by an acquire sent after its own grant",
+         after lease {} was granted to process {} {after}",
         a.lease().unwrap_or("-"),
         asked_time - b.time,
         b.lease().unwrap_or("-"),

@@ -1,6 +1,6 @@
-//! The three keys of `test.yaml` the checkers need (`ttl`, `recovery_slack`, `fail_on`);
-//! everything else in `test.yaml` belongs to the harness and is ignored here. It holds the one
-//! default of `recovery_slack`, which the harness's validation uses too.
+//! The four keys of `test.yaml` the checkers need (`ttl`, `recovery_slack`, `fail_on`,
+//! `workers`); everything else in `test.yaml` belongs to the harness and is ignored here. It
+//! holds the one default of `recovery_slack`, which the harness's validation uses too.
 
 use super::StoreError;
 use crate::duration::Dur;
@@ -24,6 +24,11 @@ pub struct CheckConfig {
     pub recovery_slack: Duration,
     /// Which kinds fail the run (default: [`AnomalyKind::default_fail_on`]).
     pub fail_on: Vec<AnomalyKind>,
+    /// How many workers the test ran: worker `i` of `n` is process `i`, then `i + n`, ... after
+    /// each retirement (docs/design.md, "history.jsonl"), which is how locked-out-client follows
+    /// one worker across its process ids. `None` when `test.yaml` does not say: each process is
+    /// then judged alone.
+    pub workers: Option<u32>,
 }
 
 impl Default for CheckConfig {
@@ -32,6 +37,7 @@ impl Default for CheckConfig {
             ttl: None,
             recovery_slack: DEFAULT_RECOVERY_SLACK.get(),
             fail_on: AnomalyKind::default_fail_on(),
+            workers: None,
         }
     }
 }
@@ -44,6 +50,8 @@ struct RawCheckConfig {
     recovery_slack: Option<String>,
     #[serde(default)]
     fail_on: Option<Vec<String>>,
+    #[serde(default)]
+    workers: Option<u32>,
 }
 
 impl CheckConfig {
@@ -67,6 +75,7 @@ impl CheckConfig {
                 .map_err(|m| err(format!("recovery_slack: {m}")))?
                 .get();
         }
+        cfg.workers = raw.workers.filter(|&n| n > 0);
         if let Some(kinds) = raw.fail_on {
             cfg.fail_on = kinds
                 .iter()

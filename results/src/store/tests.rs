@@ -30,6 +30,9 @@ fn reads_only_the_checker_keys_of_test_yaml() {
     assert_eq!(c.ttl, Some(Duration::from_secs(2)));
     assert_eq!(c.recovery_slack, Duration::from_millis(500));
     assert_eq!(c.fail_on.len(), 2);
+    assert_eq!(c.workers, None);
+    let c = CheckConfig::from_yaml(p, "workers: 5\nttl: 2s\n").unwrap();
+    assert_eq!(c.workers, Some(5));
     let d = CheckConfig::from_yaml(p, "name: t\n").unwrap();
     assert_eq!(d, CheckConfig::default());
     assert_eq!(
