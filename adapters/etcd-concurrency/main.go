@@ -27,6 +27,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/clientv3"
@@ -97,6 +98,9 @@ func (a *adapter) callContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), a.opTimeout)
 }
 
+// initAnswered turns the renewed events on: no event line may come before the init reply.
+var initAnswered atomic.Bool
+
 // observedLease is the client's Lease; KeepAlive forwards every answer unchanged and reports it.
 type observedLease struct {
 	clientv3.Lease
@@ -111,7 +115,9 @@ func (l observedLease) KeepAlive(ctx context.Context, id clientv3.LeaseID) (<-ch
 	go func() {
 		defer close(out)
 		for resp := range in {
-			send(msg{"event": "renewed", "detail": fmt.Sprintf("session lease %x kept alive, TTL %d s", resp.ID, resp.TTL)})
+			if initAnswered.Load() {
+				send(msg{"event": "renewed", "detail": fmt.Sprintf("session lease %x kept alive, TTL %d s", resp.ID, resp.TTL)})
+			}
 			out <- resp
 		}
 	}()
@@ -290,6 +296,9 @@ func main() {
 			continue
 		}
 		send(a.handle(&req))
+		if req.Op == "init" {
+			initAnswered.Store(true)
+		}
 	}
 	if a.cli != nil {
 		close(a.closing)
