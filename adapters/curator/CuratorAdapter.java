@@ -1,8 +1,19 @@
-// Token: the czxid of InterProcessMutex's lock node, read with checkExists(): contenders are served in creation order, so each new holder's sequential node was created by a later ZooKeeper transaction (larger czxid).
+// Token: the czxid of InterProcessMutex's lock node, read with checkExists() once Curator granted the lock: contenders are served in creation order, so each new holder's sequential node was created by a later ZooKeeper transaction (larger czxid).
 //
-// fencecheck client adapter (protocol 1) for Apache Curator's InterProcessMutex
+// fencecheck client adapter (protocol 2) for Apache Curator's InterProcessMutex
 // (Debian libcurator-recipes-java). JSON lines on stdin/stdout, free text on stderr;
 // see docs/adapters.md. JSON with Jackson, which Curator and ZooKeeper already depend on.
+//
+// The client: CuratorFrameworkFactory.builder() with sessionTimeoutMs = ttl (client option
+// expiry: library keeps Curator's default), connectionTimeoutMs = the operation timeout
+// (timeout: library keeps Curator's default) and ExponentialBackoffRetry(1000, 3).
+// One InterProcessMutex for the whole run: acquire(acquire timeout), release().
+// After Curator grants the lock the adapter reads its node's czxid with checkExists(); a node
+// that read finds gone (or a read that fails) is still the grant Curator answered: ok without
+// a token, with read_back saying what the read found.
+// check is Curator's own belief, isAcquiredInThisProcess(); the server is not read.
+// Events: suspended, lost, reconnected from Curator's connection state listener.
+// An error leaves the client and the mutex as they are: the next request uses them.
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -85,7 +96,19 @@ public class CuratorAdapter {
         String connect = String.join(",", eps);
         int ttl = req.get("ttl_ms").asInt();
         acquireTimeoutMs = req.get("acquire_timeout_ms").asLong();
-        client = CuratorFrameworkFactory.newClient(connect, ttl, ttl, new ExponentialBackoffRetry(1000, 3));
+        // An older worker (protocol 1) names no operation timeout: 5 s.
+        int opTimeoutMs = req.path("op_timeout_ms").asInt(5000);
+        JsonNode options = req.path("options");
+        CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
+                .connectString(connect)
+                .retryPolicy(new ExponentialBackoffRetry(1000, 3));
+        if (!options.path("expiry").asText("").equals("library")) {
+            builder.sessionTimeoutMs(ttl);
+        }
+        if (!options.path("timeout").asText("").equals("library")) {
+            builder.connectionTimeoutMs(opTimeoutMs);
+        }
+        client = builder.build();
         client.start();
         if (!client.blockUntilConnected(10, TimeUnit.SECONDS)) {
             client.close();
@@ -122,7 +145,6 @@ public class CuratorAdapter {
     }
 
     ObjectNode acquire(JsonNode id) {
-        String node;
         try {
             if (!mutex.acquire(acquireTimeoutMs, TimeUnit.MILLISECONDS)) {
                 // Curator deletes its contender node before returning false.
@@ -130,20 +152,24 @@ public class CuratorAdapter {
                 o.put("error", "InterProcessMutex.acquire: not acquired within " + acquireTimeoutMs + " ms");
                 return o;
             }
-            node = mutex.lockNode();
-            Stat stat = client.checkExists().forPath(node);
-            if (stat == null) {
-                ObjectNode o = reply(id, "info");
-                o.put("error", "lock node " + node + " gone before its czxid was read");
-                return o;
-            }
-            ObjectNode o = reply(id, "ok");
-            o.put("lease", node);
-            o.put("token", stat.getCzxid());
-            return o;
         } catch (Exception e) {
             return error(id, e);
         }
+        // Granted: whatever the read-back finds, the answer is ok.
+        String node = mutex.lockNode();
+        ObjectNode o = reply(id, "ok");
+        o.put("lease", node);
+        try {
+            Stat stat = client.checkExists().forPath(node);
+            if (stat == null) {
+                o.put("read_back", "lock node " + node + " gone");
+            } else {
+                o.put("token", stat.getCzxid());
+            }
+        } catch (Exception e) {
+            o.put("read_back", "checkExists(" + node + ") raised " + e);
+        }
+        return o;
     }
 
     ObjectNode release(JsonNode id) {

@@ -1,188 +1,136 @@
-# Token: none. pottery's Redlock is SET redlock:<key> <random uuid> NX PX on a majority of independent masters; nothing in it grows from one holder to the next, and pottery's docs never pair its NextID generator with Redlock as a fence token, so it gives none.
-"""fencecheck client adapter (protocol 1) for pottery's Redlock (a release from PyPI).
+# Token: none by default. pottery's Redlock is SET redlock:<key> <random uuid> NX PX on a majority of independent masters; nothing in it grows from one holder to the next, and pottery's docs never pair its NextID generator with Redlock as a fence token. With client option token: nextid the adapter draws NextID over the same masters right after each grant, as a user pairing the two would, and reports that.
+"""fencecheck client adapter (protocol 2) for pottery's Redlock.
 
 Drives the library as its README shows: a new `Redlock(key=..., masters={...},
-auto_release_time=ttl)` per acquisition ("it's safest to instantiate a new Redlock object every
-time you need to protect your resource"), over one redis-py client per master (init's
-`endpoints`, five independent Redis masters), then either
-  style: calls (default)  `acquire(timeout=acquire timeout)` -> True/False, `release()`
-  style: with             `with lock:` (context_manager_timeout = acquire timeout; the block is
-                          entered at acquire and left at release, through an ExitStack)
-`renew` is `extend()` (at most `num_extensions` times, the library's limit), `check` is
-`locked()` (the validity left in seconds, 0 when not held). JSON lines on stdin/stdout, free
-text on stderr. See docs/adapters.md.
+auto_release_time=<ttl>)` per acquisition ("it's safest to instantiate a new Redlock object every
+time you need to protect your resource"; `expiry: library` keeps its default of 10 s), over one
+`redis.Redis(host, port, socket_connect_timeout=<op timeout>, socket_timeout=<op timeout>)` per
+master (init's `endpoints`; `timeout: library` keeps redis-py's default, none), then either
+  style: calls (default)  `acquire(timeout=<acquire timeout>)` -> True/False, `release()`
+  style: with             `with lock:` (context_manager_timeout = acquire timeout), entered at
+                          acquire and left at release
+`renew` is `extend()` (at most `num_extensions` times, the library's limit). `check` is the
+library's own answer, `locked()` (the validity left on a majority, 0 when not held), which is
+itself a read of the masters: no separate server read.
+`token: nextid`: `next(NextID(key=<lock>, masters=<the same masters>))` right after each grant;
+a draw that raises leaves the grant `ok`, without a token, its error in `read_back`.
+Events: none (pottery extends a hold only when asked: `renew`).
 """
-import contextlib
 import importlib.metadata
-import json
-import logging
+import os
 import sys
-import traceback
 
 import redis
-from pottery import (ExtendUnlockedLock, PrimitiveError, QuorumIsImpossible, QuorumNotAchieved,
+from pottery import (ExtendUnlockedLock, NextID, PrimitiveError, QuorumIsImpossible, QuorumNotAchieved,
                      Redlock, ReleaseUnlockedLock, TooManyExtensions)
 from redis.exceptions import RedisError
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import fencecheck_adapter as fc  # noqa: E402
+
 POTTERY_VERSION = importlib.metadata.version("pottery")
-
-logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                    format="%(asctime)s pottery-adapter %(levelname)s %(name)s: %(message)s")
-
-# pottery's own exceptions (PrimitiveError subclasses) and redis-py's: operational.
-DOCUMENTED = (QuorumNotAchieved, QuorumIsImpossible, ExtendUnlockedLock, ReleaseUnlockedLock,
-              TooManyExtensions, RedisError)
-
-
-def send(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
 
 
 def describe(e):
     if isinstance(e, PrimitiveError):  # its str() would list every master's client repr
         text = "%s: %s" % (type(e).__name__, e.key)
     else:
-        text = "%s: %s" % (type(e).__name__, e)
+        text = fc.describe(e)
     errors = getattr(e, "redis_errors", None)
     if errors:
-        text += " (redis errors: %s)" % "; ".join("%s: %s" % (type(x).__name__, x) for x in errors)
+        text += " (redis errors: %s)" % "; ".join(fc.describe(x) for x in errors)
     return text
 
 
-def error_reply(rid, e):
-    """info for a documented pottery / redis-py error; info with exception for anything else."""
-    reply = {"id": rid, "type": "info", "error": describe(e)}
-    if not isinstance(e, DOCUMENTED):
-        reply["exception"] = True
-        traceback.print_exception(e, file=sys.stderr)
-        sys.stderr.flush()
-    return reply
-
-
 class Adapter:
-    def __init__(self):
-        self.masters = None
-        self.key = None
-        self.ttl_s = None
-        self.timeout_s = None
-        self.style = "calls"
-        self.num_extensions = Redlock._NUM_EXTENSIONS
-        self.raise_on_redis_errors = False
-        self.lock = None
-        self.stack = None
+    # pottery's own exceptions (PrimitiveError subclasses) and redis-py's: operational.
+    OPERATIONAL = (QuorumNotAchieved, QuorumIsImpossible, ExtendUnlockedLock, ReleaseUnlockedLock,
+                   TooManyExtensions, RedisError)
 
-    def init(self, rid, req):
-        opts = req.get("options") or {}
-        self.style = opts.get("style", "calls")
-        if self.style not in ("calls", "with"):
-            return {"id": rid, "type": "fail", "error": "client option style must be 'calls' or 'with', not %r" % self.style}
-        self.num_extensions = int(opts.get("num_extensions", Redlock._NUM_EXTENSIONS))
-        self.raise_on_redis_errors = bool(opts.get("raise_on_redis_errors", False))
-        self.key = req["lock"]
-        self.ttl_s = req["ttl_ms"] / 1000.0
-        self.timeout_s = req["acquire_timeout_ms"] / 1000.0
+    def __init__(self):
+        self.lock = None
+        self.block = fc.WithBlock()
+
+    def init(self, rid, init):
+        self.style = init.style()
+        self.key = init.lock
+        self.timeout_s = init.acquire_timeout_s
+        self.lease = {} if init.library_expiry else {"auto_release_time": init.ttl_s}
+        self.num_extensions = int(init.option("num_extensions", Redlock._NUM_EXTENSIONS))
+        self.raise_on_redis_errors = bool(init.option("raise_on_redis_errors", False))
+        nextid = init.option("token", "none", ("none", "nextid")) == "nextid"
         masters = []
-        for endpoint in req["endpoints"]:
+        for endpoint in init.endpoints:
             host, _, port = endpoint.rpartition(":")
-            r = redis.Redis(host=host, port=int(port), socket_connect_timeout=5, socket_timeout=5)
-            try:
-                r.ping()
-            except RedisError as e:
-                return {"id": rid, "type": "fail", "error": "connect to %s: %s: %s" % (endpoint, type(e).__name__, e)}
+            r = redis.Redis(host=host, port=int(port), socket_connect_timeout=init.timeout,
+                            socket_timeout=init.timeout)
+            r.ping()
             masters.append(r)
         self.masters = set(masters)
-        print("pottery %s on redis-py %s, %d masters, style %s, auto_release_time %.3fs, num_extensions %d"
-              % (POTTERY_VERSION, redis.__version__, len(masters), self.style, self.ttl_s, self.num_extensions),
-              file=sys.stderr, flush=True)
-        return {"id": rid, "type": "ok", "library": "pottery",
-                "version": "%s (redis-py %s)" % (POTTERY_VERSION, redis.__version__),
-                "token": None, "capabilities": ["release", "renew", "check"]}
-
-    def new_lock(self):
-        return Redlock(key=self.key, masters=self.masters, auto_release_time=self.ttl_s,
-                       raise_on_redis_errors=self.raise_on_redis_errors,
-                       num_extensions=self.num_extensions,
-                       context_manager_blocking=True, context_manager_timeout=self.timeout_s)
+        self.nextid = NextID(key=self.key, masters=self.masters) if nextid else None
+        fc.log("pottery %s on redis-py %s, %d masters, style %s, %s, num_extensions %d, token %s"
+               % (POTTERY_VERSION, redis.__version__, len(masters), self.style, self.lease or "auto_release_time default",
+                  self.num_extensions, "nextid" if nextid else "none"))
+        return fc.ok(rid, library="pottery", version="%s (redis-py %s)" % (POTTERY_VERSION, redis.__version__),
+                     token="NextID(key=<lock>) over the same masters, drawn right after each grant" if nextid else None,
+                     capabilities=["release", "renew", "check"])
 
     def acquire(self, rid):
-        try:
-            lock = self.new_lock()
-            if self.style == "with":
-                stack = contextlib.ExitStack()
-                try:
-                    stack.enter_context(lock)
-                except QuorumNotAchieved as e:  # README: the context manager failed to acquire the lock
-                    return {"id": rid, "type": "fail", "error": describe(e)}
-                self.stack = stack
-            else:
-                if not lock.acquire(timeout=self.timeout_s):
-                    return {"id": rid, "type": "fail", "error": "Redlock.acquire: not acquired within timeout"}
-        except Exception as e:
-            return error_reply(rid, e)
+        lock = Redlock(key=self.key, masters=self.masters, raise_on_redis_errors=self.raise_on_redis_errors,
+                       num_extensions=self.num_extensions, context_manager_blocking=True,
+                       context_manager_timeout=self.timeout_s, **self.lease)
+        if self.style == "with":
+            try:
+                self.block.enter(lock)
+            except QuorumNotAchieved as e:  # README: the context manager failed to acquire the lock
+                return fc.fail(rid, describe(e))
+        elif not lock.acquire(timeout=self.timeout_s):
+            return fc.fail(rid, "Redlock.acquire: not acquired within timeout")
         self.lock = lock
-        return {"id": rid, "type": "ok", "lease": "%s:%s" % (lock.key, lock._uuid)}
+        reply = fc.ok(rid, lease="%s:%s" % (lock.key, lock._uuid))
+        if self.nextid is not None:
+            try:
+                reply["token"] = next(self.nextid)
+            except Exception as e:
+                reply["read_back"] = "NextID raised %s" % describe(e)
+        return reply
 
     def release(self, rid):
-        lock, stack = self.lock, self.stack
-        self.lock = self.stack = None
-        if lock is None:
-            return {"id": rid, "type": "fail", "error": "no acquisition to release"}
+        if self.lock is None:
+            return fc.fail(rid, "no acquisition to release")
         try:
-            if stack is not None:
-                stack.close()  # Redlock.__exit__: release()
+            if self.block.open:
+                self.block.leave()  # Redlock.__exit__: release()
             else:
-                lock.release()
+                self.lock.release()
         except ReleaseUnlockedLock as e:
             if e.redis_errors:  # some masters did not answer: the key may still be on them
-                return {"id": rid, "type": "info", "error": describe(e)}
-            return {"id": rid, "type": "fail", "reason": "not-owner", "error": describe(e)}
-        except Exception as e:
-            return error_reply(rid, e)
-        return {"id": rid, "type": "ok"}
+                return fc.info(rid, describe(e))
+            self.lock = None
+            return fc.fail(rid, describe(e), reason="not-owner")
+        self.lock = None
+        return fc.ok(rid)
 
     def renew(self, rid):
         if self.lock is None:
-            return {"id": rid, "type": "fail", "error": "no acquisition to renew"}
+            return fc.fail(rid, "no acquisition to renew")
         try:
             self.lock.extend()
         except ExtendUnlockedLock as e:
             if e.redis_errors:  # some masters did not answer: unknown
-                return {"id": rid, "type": "info", "error": describe(e)}
-            return {"id": rid, "type": "fail", "error": describe(e)}
-        except Exception as e:  # TooManyExtensions: not extended, the hold runs out: unknown
-            return error_reply(rid, e)
+                return fc.info(rid, describe(e))
+            return fc.fail(rid, describe(e))
         # extend() set PEXPIRE auto_release_time on a majority after the request was sent; the
         # validity is that less Redlock's own clock-drift allowance (as in acquire and locked()).
-        drift_ms = self.ttl_s * 1000 * Redlock._CLOCK_DRIFT_FACTOR + 2
-        return {"id": rid, "type": "ok", "valid_ms": max(int(self.ttl_s * 1000 - drift_ms), 0)}
+        ttl_ms = self.lock.auto_release_time * 1000
+        drift_ms = ttl_ms * Redlock._CLOCK_DRIFT_FACTOR + 2
+        return fc.ok(rid, valid_ms=max(int(ttl_ms - drift_ms), 0))
 
     def check(self, rid):
         if self.lock is None:
-            return {"id": rid, "type": "ok", "held": False}
-        try:
-            return {"id": rid, "type": "ok", "held": self.lock.locked() > 0}
-        except Exception as e:
-            return error_reply(rid, e)
-
-
-def main():
-    adapter = Adapter()
-    ops = {"acquire": adapter.acquire, "release": adapter.release,
-           "renew": adapter.renew, "check": adapter.check}
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        req = json.loads(line)
-        rid, op = req.get("id"), req.get("op")
-        if op == "init":
-            reply = adapter.init(rid, req)
-        elif op in ops:
-            reply = ops[op](rid)
-        else:
-            reply = {"id": rid, "type": "fail", "error": "unsupported op %r" % op}
-        send(reply)
+            return fc.ok(rid, held=False)
+        return fc.ok(rid, held=self.lock.locked() > 0)
 
 
 if __name__ == "__main__":
-    main()
+    fc.serve(Adapter())

@@ -1,36 +1,28 @@
 # Token: none. python-etcd3's Lock is one key /locks/<name> put with a random uuid value when absent; the library exposes no revision or counter for its holder, so it gives no fence token.
-"""fencecheck client adapter (protocol 1) for python-etcd3's Lock (Debian python3-etcd3).
+"""fencecheck client adapter (protocol 2) for python-etcd3's Lock.
 
-JSON lines on stdin/stdout, free text on stderr. See docs/adapters.md.
-python-etcd3 0.12 talks to one endpoint: the first one given.
+`etcd3.client(host, port, timeout=<op timeout>)` (`timeout: library` keeps its default, none),
+then per acquisition `client.lock(name, ttl=<ttl, whole seconds>)` (`expiry: library` keeps its
+default ttl of 60 s): `acquire(timeout=<acquire timeout>)`, `refresh()` (`renew`), `release()`.
+`check` is the library's own answer, `Lock.is_acquired()`, which is itself a read of the key
+(its value compared with the Lock's uuid): no separate server read.
+Events: none (the lease is the caller's to refresh). python-etcd3 talks to one endpoint: the
+first one given.
 """
-import json
-import math
+import os
 import sys
-import traceback
 
 import etcd3
 import grpc
 from etcd3.exceptions import Etcd3Exception
 
-OPERATIONAL = (Etcd3Exception, grpc.RpcError)
-
-
-def send(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-
-def error_reply(rid, e):
-    """info for a documented python-etcd3 / gRPC error; info with exception for anything else (a bug)."""
-    reply = {"id": rid, "type": "info", "error": "%s: %s" % (type(e).__name__, e)}
-    if not isinstance(e, OPERATIONAL):
-        reply["exception"] = True
-        traceback.print_exc()
-    return reply
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import fencecheck_adapter as fc  # noqa: E402
 
 
 class Adapter:
+    OPERATIONAL = (Etcd3Exception, grpc.RpcError)
+
     def __init__(self):
         self.client = None
         self.lock = None  # the Lock of the current (or last) acquisition
@@ -38,81 +30,45 @@ class Adapter:
         self.ttl = None
         self.acquire_timeout = None
 
-    def init(self, rid, req):
-        host, _, port = req["endpoints"][0].rpartition(":")
-        self.name = req["lock"]
-        self.ttl = max(1, math.ceil(req["ttl_ms"] / 1000.0))  # etcd lease TTLs are whole seconds
-        self.acquire_timeout = req["acquire_timeout_ms"] / 1000.0
-        self.client = etcd3.client(host=host, port=int(port), timeout=5)
-        try:
-            self.client.status()
-        except OPERATIONAL as e:
-            return {"id": rid, "type": "fail", "error": "connect to %s: %s: %s" % (req["endpoints"][0], type(e).__name__, e)}
-        return {"id": rid, "type": "ok", "library": "python-etcd3", "version": etcd3.__version__,
-                "token": None, "capabilities": ["release", "renew", "check"]}
+    def init(self, rid, init):
+        host, port = init.host_port()
+        self.name = init.lock
+        self.ttl = {} if init.library_expiry else {"ttl": init.ttl_whole_s}
+        self.acquire_timeout = init.acquire_timeout_s
+        self.client = etcd3.client(host=host, port=port, timeout=init.timeout)
+        self.client.status()
+        return fc.ok(rid, library="python-etcd3", version=etcd3.__version__, token=None,
+                     capabilities=["release", "renew", "check"])
 
     def acquire(self, rid):
-        self.lock = self.client.lock(self.name, ttl=self.ttl)
-        try:
-            got = self.lock.acquire(timeout=self.acquire_timeout)
-        except Exception as e:
-            return error_reply(rid, e)
-        if not got:
-            return {"id": rid, "type": "fail", "error": "Lock.acquire: not acquired within %ss" % self.acquire_timeout}
-        return {"id": rid, "type": "ok",
-                "lease": "%s=%s lease %x" % (self.lock.key, self.lock.uuid.hex(), self.lock.lease.id)}
+        self.lock = self.client.lock(self.name, **self.ttl)
+        if not self.lock.acquire(timeout=self.acquire_timeout):
+            return fc.fail(rid, "Lock.acquire: not acquired within %ss" % self.acquire_timeout)
+        return fc.ok(rid, lease="%s=%s lease %x" % (self.lock.key, self.lock.uuid.hex(), self.lock.lease.id))
 
     def release(self, rid):
         if self.lock is None:
-            return {"id": rid, "type": "fail", "error": "no acquisition to release"}
-        try:
-            released = self.lock.release()
-        except Exception as e:
-            return error_reply(rid, e)
-        if released:
-            return {"id": rid, "type": "ok"}
+            return fc.fail(rid, "no acquisition to release")
+        if self.lock.release():
+            return fc.ok(rid)
         # release() is a transaction that deletes the key only if it still holds this lock's uuid.
-        return {"id": rid, "type": "fail", "reason": "not-owner", "error": "Lock.release returned False (key not ours)"}
+        return fc.fail(rid, "Lock.release returned False (key not ours)", reason="not-owner")
 
     def renew(self, rid):
         if self.lock is None or self.lock.lease is None:
-            return {"id": rid, "type": "fail", "error": "no acquisition to renew"}
-        try:
-            responses = self.lock.refresh()
-        except Exception as e:
-            return error_reply(rid, e)
+            return fc.fail(rid, "no acquisition to renew")
+        responses = self.lock.refresh()
         ttl = responses[0].TTL if responses else 0
         if ttl <= 0:
-            return {"id": rid, "type": "fail", "error": "Lock.refresh: lease %x expired (TTL %d)" % (self.lock.lease.id, ttl)}
+            return fc.fail(rid, "Lock.refresh: lease %x expired (TTL %d)" % (self.lock.lease.id, ttl))
         # The keep-alive restarted the lease's TTL after the request was sent.
-        return {"id": rid, "type": "ok", "valid_ms": ttl * 1000}
+        return fc.ok(rid, valid_ms=ttl * 1000)
 
     def check(self, rid):
         if self.lock is None:
-            return {"id": rid, "type": "ok", "held": False}
-        try:
-            return {"id": rid, "type": "ok", "held": self.lock.is_acquired()}
-        except Exception as e:
-            return error_reply(rid, e)
-
-
-def main():
-    adapter = Adapter()
-    ops = {"acquire": adapter.acquire, "release": adapter.release,
-           "renew": adapter.renew, "check": adapter.check}
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        req = json.loads(line)
-        rid, op = req.get("id"), req.get("op")
-        if op == "init":
-            reply = adapter.init(rid, req)
-        elif op in ops:
-            reply = ops[op](rid)
-        else:
-            reply = {"id": rid, "type": "fail", "error": "unsupported op %r" % op}
-        send(reply)
+            return fc.ok(rid, held=False)
+        return fc.ok(rid, held=bool(self.lock.is_acquired()))
 
 
 if __name__ == "__main__":
-    main()
+    fc.serve(Adapter())

@@ -1,115 +1,84 @@
 # Token: none. redis.asyncio's Lock is the same SET NX PX with a random value as redis-py's sync Lock; nothing in it grows from one holder to the next, so it gives no fence token.
-"""fencecheck client adapter (protocol 1) for redis-py's asyncio Lock (redis.asyncio, a release from PyPI).
+"""fencecheck client adapter (protocol 2) for redis-py's asyncio Lock (redis.asyncio).
 
-The asyncio sibling of adapters/redis-py: `redis.asyncio.Redis(...).lock(name, timeout=ttl,
-blocking_timeout=acquire timeout)`, then `await lock.acquire()`, `await lock.release()`,
-`await lock.extend(ttl, replace_ttl=True)` and `await lock.owned()`, all on one event loop
-(asyncio.run). stdin is read in the loop's default executor so that the loop itself only runs
-the library. JSON lines on stdin/stdout, free text on stderr. See docs/adapters.md.
+The asyncio sibling of adapters/redis-py: `redis.asyncio.Redis(host, port,
+socket_connect_timeout=<op timeout>, socket_timeout=<op timeout>)` (`timeout: library` keeps
+redis-py's default, none), one `lock(name, timeout=<ttl>, blocking_timeout=<acquire timeout>)`
+(`expiry: library`: `timeout=None`, no expiry, no `renew`), then `await lock.acquire()`,
+`release()`, `extend(ttl, replace_ttl=True)`, all on one event loop. With
+`client_options: {wait_for: true}` each call is bounded by `asyncio.wait_for(..., <op
+timeout>)`, as applications do; its timeout is `info`.
+`check` is the Lock's own belief, its local token being set, with `server_held` from
+`await owned()`. Events: none.
 """
-import asyncio
-import json
+import os
 import sys
-import traceback
 
 import redis
 import redis.asyncio
 from redis.exceptions import LockError, RedisError
 
-
-def send(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-
-def error_reply(rid, e):
-    """info for a documented redis-py error; info with exception for anything else (a bug)."""
-    reply = {"id": rid, "type": "info", "error": "%s: %s" % (type(e).__name__, e)}
-    if not isinstance(e, RedisError):
-        reply["exception"] = True
-        traceback.print_exception(e, file=sys.stderr)
-        sys.stderr.flush()
-    return reply
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import fencecheck_adapter as fc  # noqa: E402
 
 
 class Adapter:
+    OPERATIONAL = (RedisError,)
+
     def __init__(self):
         self.r = None
         self.lock = None
         self.ttl_ms = None
+        self.init_req = None
 
-    async def init(self, rid, req):
-        host, _, port = req["endpoints"][0].rpartition(":")
-        self.ttl_ms = req["ttl_ms"]
-        self.r = redis.asyncio.Redis(host=host, port=int(port), socket_connect_timeout=5, socket_timeout=5)
-        try:
-            await self.r.ping()
-        except RedisError as e:
-            return {"id": rid, "type": "fail", "error": "connect to %s: %s: %s" % (req["endpoints"][0], type(e).__name__, e)}
-        self.lock = self.r.lock(req["lock"], timeout=self.ttl_ms / 1000.0,
-                                blocking_timeout=req["acquire_timeout_ms"] / 1000.0)
-        print("redis-py %s, redis.asyncio Lock" % redis.__version__, file=sys.stderr, flush=True)
-        return {"id": rid, "type": "ok", "library": "redis-py (redis.asyncio)", "version": redis.__version__,
-                "token": None, "capabilities": ["release", "renew", "check"]}
+    def call(self, awaitable):
+        return fc.bounded(self.init_req, awaitable)
+
+    async def init(self, rid, init):
+        self.init_req = init
+        host, port = init.host_port()
+        self.r = redis.asyncio.Redis(host=host, port=port, socket_connect_timeout=init.timeout,
+                                     socket_timeout=init.timeout)
+        await self.call(self.r.ping())
+        self.ttl_ms = None if init.library_expiry else init.ttl_ms
+        self.lock = self.r.lock(init.lock, timeout=None if self.ttl_ms is None else self.ttl_ms / 1000.0,
+                                blocking_timeout=init.acquire_timeout_s)
+        caps = ["release", "check"] + ([] if self.ttl_ms is None else ["renew"])
+        return fc.ok(rid, library="redis-py (redis.asyncio)", version=redis.__version__, token=None,
+                     capabilities=caps)
 
     async def acquire(self, rid):
-        try:
-            got = await self.lock.acquire()
-        except Exception as e:
-            return error_reply(rid, e)
-        if not got:
-            return {"id": rid, "type": "fail", "error": "Lock.acquire: not acquired within blocking_timeout"}
-        return {"id": rid, "type": "ok", "lease": "%s:%s" % (self.lock.name, self.lock.local.token.decode())}
+        if not await self.call(self.lock.acquire()):
+            return fc.fail(rid, "Lock.acquire: not acquired within blocking_timeout")
+        return fc.ok(rid, lease="%s:%s" % (self.lock.name, self.lock.local.token.decode()))
 
     async def release(self, rid):
         try:
-            await self.lock.release()
+            await self.call(self.lock.release())
         except LockError as e:  # LockNotOwnedError: the compare-and-delete found another value or none
-            return {"id": rid, "type": "fail", "reason": "not-owner", "error": "%s: %s" % (type(e).__name__, e)}
-        except Exception as e:
-            return error_reply(rid, e)
-        return {"id": rid, "type": "ok"}
+            return fc.fail(rid, fc.describe(e), reason="not-owner")
+        return fc.ok(rid)
 
     async def renew(self, rid):
         try:
-            await self.lock.extend(self.ttl_ms / 1000.0, replace_ttl=True)
+            await self.call(self.lock.extend(self.ttl_ms / 1000.0, replace_ttl=True))
         except LockError as e:  # not owned any more (or never acquired): the lock is certainly not ours
-            return {"id": rid, "type": "fail", "error": "%s: %s" % (type(e).__name__, e)}
-        except Exception as e:
-            return error_reply(rid, e)
+            return fc.fail(rid, fc.describe(e))
         # The key's TTL was set to ttl_ms after the request was sent.
-        return {"id": rid, "type": "ok", "valid_ms": self.ttl_ms}
+        return fc.ok(rid, valid_ms=self.ttl_ms)
 
     async def check(self, rid):
+        reply = fc.ok(rid, held=self.lock.local.token is not None)
         try:
-            return {"id": rid, "type": "ok", "held": await self.lock.owned()}
+            reply["server_held"] = bool(await self.call(self.lock.owned()))
         except Exception as e:
-            return error_reply(rid, e)
+            reply["server_error"] = fc.describe(e)
+        return reply
 
-
-async def main():
-    adapter = Adapter()
-    ops = {"acquire": adapter.acquire, "release": adapter.release,
-           "renew": adapter.renew, "check": adapter.check}
-    loop = asyncio.get_running_loop()
-    while True:
-        line = await loop.run_in_executor(None, sys.stdin.readline)
-        if not line:
-            break
-        if not line.strip():
-            continue
-        req = json.loads(line)
-        rid, op = req.get("id"), req.get("op")
-        if op == "init":
-            reply = await adapter.init(rid, req)
-        elif op in ops:
-            reply = await ops[op](rid)
-        else:
-            reply = {"id": rid, "type": "fail", "error": "unsupported op %r" % op}
-        send(reply)
-    if adapter.r is not None:
-        await adapter.r.aclose()
+    async def close(self):
+        if self.r is not None:
+            await self.r.aclose()
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    fc.serve_async(Adapter())

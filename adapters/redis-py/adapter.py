@@ -1,101 +1,71 @@
 # Token: none. redis-py's Lock is SET NX PX with a random value; nothing in it grows from one holder to the next, so it gives no fence token.
-"""fencecheck client adapter (protocol 1) for redis-py's Lock (Debian python3-redis).
+"""fencecheck client adapter (protocol 2) for redis-py's Lock.
 
-JSON lines on stdin/stdout, free text on stderr. See docs/adapters.md.
+`redis.Redis(host, port, socket_connect_timeout=<op timeout>, socket_timeout=<op timeout>)`
+(`timeout: library` keeps redis-py's default, no timeout), one
+`r.lock(name, timeout=<ttl>, blocking_timeout=<acquire timeout>)` for the whole run
+(`expiry: library` keeps redis-py's default `timeout=None`: a key that never expires, and
+nothing to renew, so no `renew`): `acquire()`, `release()`, `extend(ttl, replace_ttl=True)`.
+`check` is the Lock's own belief, its local token being set (redis-py clears it at release),
+with `server_held` from `owned()` (a GET of the key compared with that token).
+Events: none.
 """
-import json
+import os
 import sys
-import traceback
 
 import redis
-from redis.exceptions import LockError, LockNotOwnedError, RedisError
+from redis.exceptions import LockError, RedisError
 
-
-def send(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-
-def error_reply(rid, e):
-    """info for a documented redis-py error; info with exception for anything else (a bug)."""
-    reply = {"id": rid, "type": "info", "error": "%s: %s" % (type(e).__name__, e)}
-    if not isinstance(e, RedisError):
-        reply["exception"] = True
-        traceback.print_exc()
-    return reply
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import fencecheck_adapter as fc  # noqa: E402
 
 
 class Adapter:
+    OPERATIONAL = (RedisError,)
+
     def __init__(self):
-        self.r = None
         self.lock = None
         self.ttl_ms = None
 
-    def init(self, rid, req):
-        host, _, port = req["endpoints"][0].rpartition(":")
-        self.ttl_ms = req["ttl_ms"]
-        self.r = redis.Redis(host=host, port=int(port), socket_connect_timeout=5, socket_timeout=5)
-        try:
-            self.r.ping()
-        except RedisError as e:
-            return {"id": rid, "type": "fail", "error": "connect to %s: %s: %s" % (req["endpoints"][0], type(e).__name__, e)}
-        self.lock = self.r.lock(req["lock"], timeout=self.ttl_ms / 1000.0,
-                                blocking_timeout=req["acquire_timeout_ms"] / 1000.0)
-        return {"id": rid, "type": "ok", "library": "redis-py", "version": redis.__version__,
-                "token": None, "capabilities": ["release", "renew", "check"]}
+    def init(self, rid, init):
+        host, port = init.host_port()
+        self.r = redis.Redis(host=host, port=port, socket_connect_timeout=init.timeout,
+                             socket_timeout=init.timeout)
+        self.r.ping()
+        self.ttl_ms = None if init.library_expiry else init.ttl_ms
+        self.lock = self.r.lock(init.lock, timeout=None if self.ttl_ms is None else self.ttl_ms / 1000.0,
+                                blocking_timeout=init.acquire_timeout_s)
+        caps = ["release", "check"] + ([] if self.ttl_ms is None else ["renew"])
+        return fc.ok(rid, library="redis-py", version=redis.__version__, token=None, capabilities=caps)
 
     def acquire(self, rid):
-        try:
-            got = self.lock.acquire()
-        except Exception as e:
-            return error_reply(rid, e)
-        if not got:
-            return {"id": rid, "type": "fail", "error": "Lock.acquire: not acquired within blocking_timeout"}
-        return {"id": rid, "type": "ok", "lease": "%s:%s" % (self.lock.name, self.lock.local.token.decode())}
+        if not self.lock.acquire():
+            return fc.fail(rid, "Lock.acquire: not acquired within blocking_timeout")
+        return fc.ok(rid, lease="%s:%s" % (self.lock.name, self.lock.local.token.decode()))
 
     def release(self, rid):
         try:
             self.lock.release()
         except LockError as e:  # LockNotOwnedError: the compare-and-delete found another value or none
-            return {"id": rid, "type": "fail", "reason": "not-owner", "error": "%s: %s" % (type(e).__name__, e)}
-        except Exception as e:
-            return error_reply(rid, e)
-        return {"id": rid, "type": "ok"}
+            return fc.fail(rid, fc.describe(e), reason="not-owner")
+        return fc.ok(rid)
 
     def renew(self, rid):
         try:
             self.lock.extend(self.ttl_ms / 1000.0, replace_ttl=True)
         except LockError as e:  # not owned any more (or never acquired): the lock is certainly not ours
-            return {"id": rid, "type": "fail", "error": "%s: %s" % (type(e).__name__, e)}
-        except Exception as e:
-            return error_reply(rid, e)
+            return fc.fail(rid, fc.describe(e))
         # The key's TTL was set to ttl_ms after the request was sent.
-        return {"id": rid, "type": "ok", "valid_ms": self.ttl_ms}
+        return fc.ok(rid, valid_ms=self.ttl_ms)
 
     def check(self, rid):
+        reply = fc.ok(rid, held=self.lock.local.token is not None)
         try:
-            return {"id": rid, "type": "ok", "held": self.lock.owned()}
+            reply["server_held"] = bool(self.lock.owned())
         except Exception as e:
-            return error_reply(rid, e)
-
-
-def main():
-    adapter = Adapter()
-    ops = {"init": None, "acquire": adapter.acquire, "release": adapter.release,
-           "renew": adapter.renew, "check": adapter.check}
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        req = json.loads(line)
-        rid, op = req.get("id"), req.get("op")
-        if op == "init":
-            reply = adapter.init(rid, req)
-        elif op in ops:
-            reply = ops[op](rid)
-        else:
-            reply = {"id": rid, "type": "fail", "error": "unsupported op %r" % op}
-        send(reply)
+            reply["server_error"] = fc.describe(e)
+        return reply
 
 
 if __name__ == "__main__":
-    main()
+    fc.serve(Adapter())

@@ -1,5 +1,5 @@
 // Token: none. rslock's Redlock writes SET <lock> <20 random bytes> NX PX <ttl> on each master; the value is fresh randomness per lock() and the Lock (resource, val, validity_time) carries nothing that grows from one holder to the next, so it gives no fence token.
-//! fencecheck client adapter (protocol 1) for the rslock crate (Redlock over N independent Redis
+//! fencecheck client adapter (protocol 2) for the rslock crate (Redlock over N independent Redis
 //! masters), provider `redlock`. JSON lines on stdin/stdout, free text on stderr; see
 //! docs/adapters.md.
 //!
@@ -27,8 +27,15 @@
 //!   minus drift minus the time the successful try took, counted from that try's start, which
 //!   is after the request was sent). `Err(Unavailable)` is `fail`: no quorum, and rslock has run
 //!   its unlock script on every master, so the lock is gone. `TtlExceeded` is `info`.
-//! - no `check`: `is_freed` reads only the first master that answers (a master it cannot reach
-//!   reads as "key not found"), so it is no Redlock answer; the worker uses `renew` instead.
+//! - check: `is_freed(&lock)`, the library's own answer about a lock it granted (it reads the
+//!   first master only, not a quorum; rslock keeps no local belief beyond the `Lock` value).
+//!   `Ok(false)` is `held: true`; it answers a freed lock with `Err(RedisKeyNotFound)` or
+//!   `Err(RedisKeyMismatch)` (never `Ok(true)`), both `held: false` naming the variant; an I/O
+//!   or Redis error is `info`. No acquisition held is `held: false`.
+//! - init's `op_timeout_ms` is not used: rslock has no timeout setting, and its connections
+//!   keep the `redis` crate's own defaults. `ttl_ms` is the lock's TTL (rslock has no default).
+//! - events: none. rslock renews only inside `using`, which this adapter does not drive: it
+//!   drives `lock` / `extend` / `unlock`, the calls the README shows first.
 //!
 //! Seen against five redis-server masters, not promised by rslock's docs: a failed extend runs
 //! the unlock script on every master (the key is deleted where it was still ours); after a lost
@@ -162,7 +169,7 @@ impl Adapter {
         }
         self.rl = Some(rl);
         json!({"id": id, "type": "ok", "library": "rslock", "version": RSLOCK_VERSION,
-               "token": null, "capabilities": ["release", "renew"]})
+               "token": null, "capabilities": ["release", "renew", "check"]})
     }
 
     fn acquire(&mut self, id: &Value) -> Value {
@@ -211,6 +218,22 @@ impl Adapter {
             Err(_) => json!({"id": id, "type": "info", "error": "LockManager::extend panicked", "exception": true}),
         }
     }
+
+    fn check(&mut self, id: &Value) -> Value {
+        let rl = self.rl.clone().expect("init first");
+        let lock = match self.lock.as_ref() {
+            Some(l) => l,
+            None => return json!({"id": id, "type": "ok", "held": false}),
+        };
+        match self.run(rl.is_freed(lock)) {
+            Ok(Ok(freed)) => json!({"id": id, "type": "ok", "held": !freed}),
+            Ok(Err(e @ (LockError::RedisKeyNotFound | LockError::RedisKeyMismatch))) => {
+                json!({"id": id, "type": "ok", "held": false, "error": format!("LockManager::is_freed: {:?}", e)})
+            }
+            Ok(Err(e)) => lock_error(id, "LockManager::is_freed", &e),
+            Err(p) => json!({"id": id, "type": "info", "error": format!("LockManager::is_freed panicked: {}", p), "exception": true}),
+        }
+    }
 }
 
 fn main() {
@@ -243,6 +266,7 @@ fn main() {
             "acquire" => a.acquire(&id),
             "release" => a.release(&id),
             "renew" => a.renew(&id),
+            "check" => a.check(&id),
             _ => with_error(reply(&id, "fail"), format!("unsupported op {:?}", op)),
         };
         send(&out);

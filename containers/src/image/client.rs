@@ -123,6 +123,7 @@ mod tests {
             );
         }
         assert!(adapter_file("Dockerfile").is_some());
+        assert!(adapter_file("common/fencecheck_adapter.py").is_some());
         assert!(ADAPTER_FILES
             .iter()
             .all(|f| !f.path.contains("__pycache__")));

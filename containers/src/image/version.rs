@@ -4,7 +4,8 @@
 //! the node image, not the client image, so a Python release never waits for the Go and Java
 //! builds; one venv per image keeps conflicting pins apart (system Python is externally
 //! managed). Its tag hashes everything that went in (the node image's tag, the Dockerfile, the
-//! adapter's files, every wheel), so an unchanged release is reused and any change builds anew.
+//! adapter's files with the helper they share, every wheel), so an unchanged release is reused
+//! and any change builds anew.
 //! Why pip cannot run inside the build: docs/design.md, "Platform facts".
 
 use super::build::{image_present, BuildMethod, ImageError};
@@ -89,10 +90,17 @@ const OWN: &str = "own";
 /// The label an own adapter's image carries (not listed by `fencecheck clients`).
 pub const OWN_LABEL: &str = "fencecheck.image=client-own";
 
+/// The folder under `adapters/` of the helper every shipped Python adapter imports (the protocol
+/// loop, replies, init parsing); a shipped adapter's image holds it beside the adapter's own
+/// folder, at `/adapters/common/`, where the adapter finds it relative to its own file.
+pub const COMMON: &str = "common";
+
 /// The Dockerfile of one release's image (or of an own adapter's requirements).
 pub fn dockerfile(node: &str, holder: Holder, req: &Requirement) -> String {
     let tail = match holder {
-        Holder::Shipped(adapter) => format!("COPY adapter/ /adapters/{adapter}/\n"),
+        Holder::Shipped(adapter) => {
+            format!("COPY {COMMON}/ /adapters/{COMMON}/\nCOPY adapter/ /adapters/{adapter}/\n")
+        }
         Holder::Own => format!(
             "ENV PATH={VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
         ),
@@ -143,7 +151,7 @@ fn tag_safe(version: &str) -> String {
 }
 
 /// `fencecheck-client-<adapter>:<version>-<12 hex digits>` over the node tag, the Dockerfile,
-/// the adapter's files and the wheels' digest.
+/// the adapter's files, the shared helper's files and the wheels' digest.
 pub fn version_tag(
     node: &str,
     holder: Holder,
@@ -157,7 +165,8 @@ pub fn version_tag(
         Holder::Shipped(adapter) => adapter,
         Holder::Own => "",
     };
-    for f in adapter_files(shipped).filter(|_| !shipped.is_empty()) {
+    let files = adapter_files(shipped).chain(adapter_files(COMMON));
+    for f in files.filter(|_| !shipped.is_empty()) {
         h.update(f.path.as_bytes());
         h.update([0, u8::from(f.executable)]);
         h.update((f.contents.len() as u64).to_le_bytes());
@@ -241,7 +250,7 @@ fn build_error(adapter: &str, req: &Requirement, fetched: &Fetched, why: String)
 }
 
 /// The build context: `wheels/` (the fetched files) and, for a shipped adapter, `adapter/` (its
-/// own files).
+/// own files) and `common/` (the helper it imports).
 fn write_context(dir: &Path, holder: Holder, fetched: &Fetched) -> Result<(), String> {
     let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
     let wheels = dir.join("wheels");
@@ -254,10 +263,15 @@ fn write_context(dir: &Path, holder: Holder, fetched: &Fetched) -> Result<(), St
         return Ok(());
     };
     let prefix = format!("{adapter}/");
-    for f in adapter_files(adapter) {
-        let path = dir
-            .join("adapter")
-            .join(f.path.strip_prefix(&prefix).unwrap_or(f.path));
+    let own = adapter_files(adapter).map(|f| {
+        (
+            f,
+            dir.join("adapter")
+                .join(f.path.strip_prefix(&prefix).unwrap_or(f.path)),
+        )
+    });
+    let common = adapter_files(COMMON).map(|f| (f, dir.join(f.path)));
+    for (f, path) in own.chain(common) {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
         }
@@ -398,6 +412,7 @@ mod tests {
         assert!(text.contains("--no-index"), "{text}");
         assert!(text.contains("--find-links /wheels kazoo==2.11.0 redis==8.1.0"));
         assert!(text.contains("COPY adapter/ /adapters/kazoo/"));
+        assert!(text.contains("COPY common/ /adapters/common/"), "{text}");
         assert!(!text.contains("ENV PATH"));
     }
 
@@ -416,6 +431,7 @@ mod tests {
         );
         assert!(text.contains("ENV PATH=/venv/bin:"), "{text}");
         assert!(!text.contains("COPY adapter/"), "{text}");
+        assert!(!text.contains("COPY common/"), "{text}");
         let tag = version_tag("n", Holder::Own, &r, &[0; 32]);
         assert!(tag.starts_with("fencecheck-client-own:mine-"), "{tag}");
         assert_ne!(tag, version_tag("n", Holder::Own, &r, &[1; 32]));
