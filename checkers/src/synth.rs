@@ -164,6 +164,20 @@ pub fn generate_into(
         if planted.is_some() {
             planted_at = Some(k);
         }
+        // The locked-out client's first failure comes while the lock is free: a free lock it
+        // still cannot take.
+        if planted == Some(LockedOutClient) {
+            let x = other(&mut g.rng, w, workers);
+            locked_out = Some(x);
+            if !pending[x as usize] {
+                let inv = g.op(x, OpType::Invoke, F::Acquire, None);
+                g.emit(inv);
+            }
+            let mut f = g.op(x, OpType::Fail, F::Acquire, None);
+            f.error = Some("client is closed".into());
+            g.emit(f);
+            pending[x as usize] = false;
+        }
         let hold = match early.take() {
             Some(h) => h,
             None => {
@@ -216,9 +230,6 @@ pub fn generate_into(
             g.emit(inv);
             pending[x as usize] = true;
             snap[x as usize] = max_done;
-        }
-        if planted == Some(LockedOutClient) {
-            locked_out = Some(other(&mut g.rng, w, workers));
         }
         // The locked-out client fails once more, while the holder holds.
         if let Some(x) = locked_out {

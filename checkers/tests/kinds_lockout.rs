@@ -238,3 +238,42 @@ fn without_the_worker_count_each_process_is_judged_alone() {
     let v = verdict(&history(wedged()), &[]);
     assert!(status(&v, LockedOutClient).starts_with("not applicable"));
 }
+
+/// Long holds of the others, each of worker 2's attempts answered while one of them holds the
+/// lock: a waiter outwaited by long jobs, not a client that cannot take a free lock.
+#[test]
+fn failures_only_while_another_holds_the_lock_are_contention_not_a_lockout() {
+    let long = |p: u32, token: u64, at: u64| -> Vec<Event> {
+        let (owner, lease) = (format!("w{}", p % 3), format!("L{token}"));
+        vec![
+            invoke(p, Acquire).lock("l").at_ms(at),
+            ok(p, Acquire)
+                .lock("l")
+                .owner(&owner)
+                .lease(&lease)
+                .token(token)
+                .at_ms(at + 1),
+            invoke(p, Release).lock("l").lease(&lease).at_ms(at + 1_400),
+            ok(p, Release)
+                .lock("l")
+                .lease(&lease)
+                .result(Released)
+                .at_ms(at + 1_401),
+        ]
+    };
+    let history = [
+        long(0, 1, 0),
+        attempt(2, OpType::Fail, 100),
+        long(1, 2, 1_500),
+        attempt(2, OpType::Fail, 1_600),
+        long(0, 3, 3_000),
+        attempt(2, OpType::Fail, 3_100),
+        long(1, 4, 4_500),
+        attempt(2, OpType::Fail, 4_600),
+    ]
+    .concat();
+    let mut history = history;
+    history.sort_by_key(|e| e.time);
+    let v = judged(history, Some(3));
+    assert!(only(&v, LockedOutClient).is_empty(), "{:#?}", v.anomalies);
+}

@@ -14,6 +14,9 @@
 //! completion,
 //! - it lasted longer than `ttl + recovery_slack` (the time a lock may take to come back),
 //! - it holds at least [`MIN_ATTEMPTS`] attempts (the worker kept trying),
+//! - at least one of them failed while no other worker held the lock (a free lock it still
+//!   could not take: under contention alone, with long holds, a waiter's every attempt can fail
+//!   while others hold the lock, and that is no lockout),
 //! - other workers were granted the lock at least [`MIN_GRANTS`] times, at least once after
 //!   the worker had been failing for `ttl + recovery_slack` (the lock was there to take and was
 //!   still being taken: a lock that nobody could take any more is stuck-lock's to judge, not

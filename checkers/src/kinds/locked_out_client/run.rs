@@ -160,12 +160,14 @@ impl Run {
         self.while_free += u32::from(free);
     }
 
-    /// Whether it is long enough (`window`: ttl + slack), tried enough, and saw the lock taken
-    /// by others enough, the last time (`last_grant`) after it had failed for a window.
+    /// Whether it is long enough (`window`: ttl + slack), tried enough, failed at least once
+    /// while nobody else held the lock, and saw the lock taken by others enough, the last time
+    /// (`last_grant`) after it had failed for a window.
     pub(super) fn holds(&self, window: u64, last_grant: u64) -> bool {
         let deadline = self.first.1.saturating_add(window);
         self.last.1 > deadline
             && self.attempts_total >= MIN_ATTEMPTS
+            && self.while_free > 0
             && self.granted >= MIN_GRANTS
             && last_grant > deadline
     }
