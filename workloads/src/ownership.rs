@@ -230,8 +230,17 @@ impl Tracker {
             if let Some(ask) = self.client.ask(&self.hold) {
                 let sent = Instant::now();
                 let answer = self.asked(ask).await;
+                let not_held = matches!(answer, Completion::Ok(b) if !b.held);
                 let outcome = crate::client::checked_renewal(answer, self.cfg.ttl);
                 lock(&self.shared).machine.observe(sent, &outcome);
+                if not_held {
+                    // The application asked and heard "not held": it does not write, whatever
+                    // its discipline does with a hold it merely cannot confirm.
+                    self.announce_if_lost();
+                    return WriteGate::Refuse(
+                        "not sent: the library says it no longer holds the lock".into(),
+                    );
+                }
             }
         } else if self.discipline.renewal == Renewal::Inline {
             let due = {

@@ -197,3 +197,71 @@ async fn after_an_info_a_kept_client_forgets_the_hold_and_is_not_abandoned() {
     // The hold is gone; the same client serves the next acquire.
     assert_eq!(w.execute(acquire()).await.kind, OpType::Ok);
 }
+
+/// A library that says, when asked, that it no longer holds the lock.
+struct Doubter;
+
+impl Client for Doubter {
+    fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Grant>> {
+        Believer::default().acquire_owned(lock)
+    }
+    fn renew<'a>(&'a self, _hold: &'a Grant) -> BoxFuture<'a, Completion<Duration>> {
+        Box::pin(async { Completion::Ok(Duration::from_secs(2)) })
+    }
+    fn release<'a>(&'a self, _hold: &'a Grant) -> BoxFuture<'a, Completion<()>> {
+        Box::pin(async { Completion::Ok(()) })
+    }
+    fn ask<'a>(&'a self, _hold: &'a Grant) -> Option<BoxFuture<'a, Completion<Belief>>> {
+        Some(Box::pin(async { Completion::Ok(Belief::held(false)) }))
+    }
+    fn judges_its_own_hold(&self) -> bool {
+        true
+    }
+}
+
+impl Believer {
+    fn acquire_owned(self, lock: &str) -> BoxFuture<'static, Completion<Grant>> {
+        let lock = lock.to_string();
+        Box::pin(async move {
+            Completion::Ok(Grant {
+                lock,
+                owner: "me".into(),
+                lease: "node-1".into(),
+                lock_key: None,
+                read_back: None,
+                token: Some(1),
+                valid_until: Instant::now() + Duration::from_secs(2),
+            })
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_application_told_not_held_does_not_write_even_under_the_naive_discipline() {
+    let cfg = RawRecipeConfig {
+        ttl: Some(Duration::from_secs(2)),
+        ..RawRecipeConfig::default()
+    }
+    .validate(RecipeKind::Memory)
+    .unwrap();
+    let resource = MemoryResource::new(MemoryMode::Strict, results::RunClock::start());
+    let mut w = Worker::new(
+        "worker-1",
+        Arc::new(Doubter),
+        Box::new(resource),
+        cfg,
+        "continue".parse().unwrap(),
+    )
+    .with_ask(Ask::BeforeWrite);
+    assert_eq!(w.execute(acquire()).await.kind, OpType::Ok);
+    let refused = w.execute(write()).await;
+    assert_eq!(refused.kind, OpType::Fail, "{refused:?}");
+    assert!(
+        refused
+            .error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("no longer holds"),
+        "{refused:?}"
+    );
+}
