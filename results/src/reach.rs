@@ -111,7 +111,8 @@ fn adapter_events(nodes: &Path) -> (u64, u64) {
     let (mut renewed, mut retried) = (0, 0);
     for entry in dir.flatten() {
         let name = entry.file_name();
-        if !name.to_string_lossy().starts_with("worker-") {
+        // `<container>.log`, the container named `...-worker-<n>`.
+        if !name.to_string_lossy().contains("worker-") {
             continue;
         }
         let Ok(text) = std::fs::read_to_string(entry.path()) else {
@@ -195,6 +196,22 @@ mod tests {
         assert_eq!((r.holds, r.holds_past_ttl), (1, 0));
         assert!(r.nothing());
         assert!(r.line().starts_with("none of the client's"), "{}", r.line());
+    }
+
+    #[test]
+    fn the_adapters_renewals_and_retries_are_read_from_the_workers_logs() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = "adapter tooz: event renewed: heartbeat\nadapter tooz: event retry: again\n\
+                   adapter tooz: event renewed: heartbeat\nother line\n";
+        std::fs::write(dir.path().join("fc-t-1234-j1-worker-2.log"), log).unwrap();
+        std::fs::write(dir.path().join("fc-t-1234-j1-zk-1.log"), log).unwrap();
+        let c = ReachCounter::new(std::time::Duration::from_secs(2));
+        let r = c.finish(0, Some(dir.path()));
+        assert_eq!(
+            (r.renewals_seen, r.retries_seen),
+            (2, 1),
+            "the workers' logs only"
+        );
     }
 
     #[test]
