@@ -164,19 +164,21 @@ pub fn generate_into(
         if planted.is_some() {
             planted_at = Some(k);
         }
-        // The locked-out client's first failure comes while the lock is free: a free lock it
-        // still cannot take.
+        // The locked-out client's first two failures come while the lock is free: a free lock
+        // it still cannot take.
         if planted == Some(LockedOutClient) {
             let x = other(&mut g.rng, w, workers);
             locked_out = Some(x);
-            if !pending[x as usize] {
-                let inv = g.op(x, OpType::Invoke, F::Acquire, None);
-                g.emit(inv);
+            for _ in 0..2 {
+                if !pending[x as usize] {
+                    let inv = g.op(x, OpType::Invoke, F::Acquire, None);
+                    g.emit(inv);
+                }
+                let mut f = g.op(x, OpType::Fail, F::Acquire, None);
+                f.error = Some("client is closed".into());
+                g.emit(f);
+                pending[x as usize] = false;
             }
-            let mut f = g.op(x, OpType::Fail, F::Acquire, None);
-            f.error = Some("client is closed".into());
-            g.emit(f);
-            pending[x as usize] = false;
         }
         let hold = match early.take() {
             Some(h) => h,

@@ -14,9 +14,10 @@
 //! completion,
 //! - it lasted longer than `ttl + recovery_slack` (the time a lock may take to come back),
 //! - it holds at least [`MIN_ATTEMPTS`] attempts (the worker kept trying),
-//! - at least one of them failed while no other worker held the lock (a free lock it still
-//!   could not take: under contention alone, with long holds, a waiter's every attempt can fail
-//!   while others hold the lock, and that is no lockout),
+//! - at least [`MIN_FREE_FAILURES`] of them failed while no other worker held the lock (a free
+//!   lock it still could not take: under contention alone, with long holds, a waiter's every
+//!   attempt can fail while others hold the lock, and one timeout can land just as the holder
+//!   released; that is no lockout),
 //! - other workers were granted the lock at least [`MIN_GRANTS`] times, at least once after
 //!   the worker had been failing for `ttl + recovery_slack` (the lock was there to take and was
 //!   still being taken: a lock that nobody could take any more is stuck-lock's to judge, not
@@ -48,6 +49,9 @@ use run::{Calm, Grant, Grants, Run};
 pub const MIN_ATTEMPTS: u32 = 3;
 /// The fewest grants to other workers a run needs: the lock was there to take, and was taken.
 pub const MIN_GRANTS: u64 = 2;
+/// The fewest failures a run needs answered while no other worker held the lock: one can be a
+/// waiter's timeout landing just as the holder released.
+pub const MIN_FREE_FAILURES: u32 = 2;
 
 /// See the module doc.
 #[derive(Debug, Default)]

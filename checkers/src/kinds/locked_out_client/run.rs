@@ -4,7 +4,7 @@
 use crate::name::Name;
 use results::{EventRef, OpType};
 
-use super::{MIN_ATTEMPTS, MIN_GRANTS};
+use super::{MIN_ATTEMPTS, MIN_FREE_FAILURES, MIN_GRANTS};
 
 /// How many attempts and grants a run keeps as evidence (all are counted).
 pub(super) const LISTED: usize = 20;
@@ -167,7 +167,7 @@ impl Run {
         let deadline = self.first.1.saturating_add(window);
         self.last.1 > deadline
             && self.attempts_total >= MIN_ATTEMPTS
-            && self.while_free > 0
+            && self.while_free >= MIN_FREE_FAILURES
             && self.granted >= MIN_GRANTS
             && last_grant > deadline
     }
