@@ -431,6 +431,7 @@ cells:
             "libraries.yaml",
             "versions.yaml",
             "protocol.yaml",
+            "hunt.yaml",
         ] {
             let text = std::fs::read_to_string(root.join(file)).unwrap();
             let m = parse(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
@@ -452,6 +453,18 @@ cells:
             assert!(labels.contains(&label), "{label} not in {labels:?}");
         }
         assert!(m.cells.iter().any(|c| c.expect == Expectation::Unknown));
+        // The hunt: 13 adapters x 5 faults x the four application profiles, each its own row.
+        let text = std::fs::read_to_string(root.join("hunt.yaml")).unwrap();
+        let m = parse(&text).unwrap();
+        assert_eq!(m.cells.len(), 260);
+        for label in [
+            "kazoo-strict-pause-holder",
+            "kazoo-strict-pause-holder-job",
+            "kazoo-strict-pause-holder-job-keep",
+            "kazoo-strict-pause-holder-daemon",
+        ] {
+            assert!(m.cells.iter().any(|c| c.label == label), "{label}");
+        }
         let text = std::fs::read_to_string(root.join("versions.yaml")).unwrap();
         let m = parse(&text).unwrap();
         assert!(m
