@@ -17,6 +17,18 @@ use gen::{Gen, HoldInfo, KEY};
 pub const LOCKED_OUT_HOLDS: usize = 8;
 const LOCKED_OUT_STEP: u64 = 400_000_000;
 
+/// The locked-out client `x` tries the lock once more and fails, as a wedged client does.
+fn fail_to_acquire(g: &mut Gen, x: u32, pending: &mut [bool]) {
+    if !pending[x as usize] {
+        let inv = g.op(x, OpType::Invoke, F::Acquire, None);
+        g.emit(inv);
+    }
+    let mut f = g.op(x, OpType::Fail, F::Acquire, None);
+    f.error = Some("client is closed".into());
+    g.emit(f);
+    pending[x as usize] = false;
+}
+
 /// SplitMix64: tiny, seedable, good enough to shuffle workers.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);
@@ -170,14 +182,7 @@ pub fn generate_into(
             let x = other(&mut g.rng, w, workers);
             locked_out = Some(x);
             for _ in 0..2 {
-                if !pending[x as usize] {
-                    let inv = g.op(x, OpType::Invoke, F::Acquire, None);
-                    g.emit(inv);
-                }
-                let mut f = g.op(x, OpType::Fail, F::Acquire, None);
-                f.error = Some("client is closed".into());
-                g.emit(f);
-                pending[x as usize] = false;
+                fail_to_acquire(&mut g, x, &mut pending);
             }
         }
         let hold = match early.take() {
@@ -236,14 +241,7 @@ pub fn generate_into(
         // The locked-out client fails once more, while the holder holds.
         if let Some(x) = locked_out {
             g.now += LOCKED_OUT_STEP;
-            if !pending[x as usize] {
-                let inv = g.op(x, OpType::Invoke, F::Acquire, None);
-                g.emit(inv);
-            }
-            let mut f = g.op(x, OpType::Fail, F::Acquire, None);
-            f.error = Some("client is closed".into());
-            g.emit(f);
-            pending[x as usize] = false;
+            fail_to_acquire(&mut g, x, &mut pending);
         }
         if workers > 1 && g.rng.below(3) == 0 {
             let x = other(&mut g.rng, w, workers);

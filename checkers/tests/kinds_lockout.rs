@@ -24,6 +24,11 @@ fn judged(events: Vec<Event>, workers: Option<u32>) -> Verdict {
 /// Process `p` (worker `p % 3`, named `w<p % 3>`) takes the lock at `at` ms and releases it
 /// 100 ms later.
 fn grant(p: u32, token: u64, at: u64) -> Vec<Event> {
+    hold(p, token, at, 100)
+}
+
+/// [`grant`], releasing `for_ms` after the grant.
+fn hold(p: u32, token: u64, at: u64, for_ms: u64) -> Vec<Event> {
     let (owner, lease) = (format!("w{}", p % 3), format!("L{token}"));
     vec![
         invoke(p, Acquire).lock("l").at_ms(at),
@@ -33,12 +38,15 @@ fn grant(p: u32, token: u64, at: u64) -> Vec<Event> {
             .lease(&lease)
             .token(token)
             .at_ms(at + 1),
-        invoke(p, Release).lock("l").lease(&lease).at_ms(at + 100),
+        invoke(p, Release)
+            .lock("l")
+            .lease(&lease)
+            .at_ms(at + for_ms),
         ok(p, Release)
             .lock("l")
             .lease(&lease)
             .result(Released)
-            .at_ms(at + 101),
+            .at_ms(at + for_ms + 1),
     ]
 }
 
@@ -243,24 +251,7 @@ fn without_the_worker_count_each_process_is_judged_alone() {
 /// lock: a waiter outwaited by long jobs, not a client that cannot take a free lock.
 #[test]
 fn failures_only_while_another_holds_the_lock_are_contention_not_a_lockout() {
-    let long = |p: u32, token: u64, at: u64| -> Vec<Event> {
-        let (owner, lease) = (format!("w{}", p % 3), format!("L{token}"));
-        vec![
-            invoke(p, Acquire).lock("l").at_ms(at),
-            ok(p, Acquire)
-                .lock("l")
-                .owner(&owner)
-                .lease(&lease)
-                .token(token)
-                .at_ms(at + 1),
-            invoke(p, Release).lock("l").lease(&lease).at_ms(at + 1_400),
-            ok(p, Release)
-                .lock("l")
-                .lease(&lease)
-                .result(Released)
-                .at_ms(at + 1_401),
-        ]
-    };
+    let long = |p: u32, token: u64, at: u64| hold(p, token, at, 1_400);
     let history = [
         long(0, 1, 0),
         attempt(2, OpType::Fail, 100),

@@ -49,6 +49,11 @@ impl Client for Stalled {
 }
 
 fn worker(client: Arc<Stalled>) -> Worker {
+    worker_of(client, Discipline::default())
+}
+
+/// A worker over `client` (ttl 2 s) writing to a strict in-process register.
+fn worker_of(client: Arc<dyn Client>, discipline: Discipline) -> Worker {
     let cfg = RawRecipeConfig {
         ttl: Some(Duration::from_secs(2)),
         ..RawRecipeConfig::default()
@@ -56,13 +61,7 @@ fn worker(client: Arc<Stalled>) -> Worker {
     .validate(RecipeKind::Memory)
     .unwrap();
     let resource = MemoryResource::new(MemoryMode::Strict, results::RunClock::start());
-    Worker::new(
-        "worker-1",
-        client,
-        Box::new(resource),
-        cfg,
-        Discipline::default(),
-    )
+    Worker::new("worker-1", client, Box::new(resource), cfg, discipline)
 }
 
 fn acquire() -> Op {
@@ -137,21 +136,7 @@ impl Client for Believer {
 }
 
 fn believer_worker(client: Arc<Believer>, ask: Ask) -> Worker {
-    let cfg = RawRecipeConfig {
-        ttl: Some(Duration::from_secs(2)),
-        ..RawRecipeConfig::default()
-    }
-    .validate(RecipeKind::Memory)
-    .unwrap();
-    let resource = MemoryResource::new(MemoryMode::Strict, results::RunClock::start());
-    Worker::new(
-        "worker-1",
-        client,
-        Box::new(resource),
-        cfg,
-        "stop".parse().unwrap(),
-    )
-    .with_ask(ask)
+    worker_of(client, "stop".parse().unwrap()).with_ask(ask)
 }
 
 fn write() -> Op {
@@ -238,21 +223,8 @@ impl Believer {
 
 #[tokio::test]
 async fn an_application_told_not_held_does_not_write_even_under_the_naive_discipline() {
-    let cfg = RawRecipeConfig {
-        ttl: Some(Duration::from_secs(2)),
-        ..RawRecipeConfig::default()
-    }
-    .validate(RecipeKind::Memory)
-    .unwrap();
-    let resource = MemoryResource::new(MemoryMode::Strict, results::RunClock::start());
-    let mut w = Worker::new(
-        "worker-1",
-        Arc::new(Doubter),
-        Box::new(resource),
-        cfg,
-        "continue".parse().unwrap(),
-    )
-    .with_ask(Ask::BeforeWrite);
+    let mut w =
+        worker_of(Arc::new(Doubter), "continue".parse().unwrap()).with_ask(Ask::BeforeWrite);
     assert_eq!(w.execute(acquire()).await.kind, OpType::Ok);
     let refused = w.execute(write()).await;
     assert_eq!(refused.kind, OpType::Fail, "{refused:?}");
