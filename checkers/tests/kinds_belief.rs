@@ -1,4 +1,4 @@
-//! Specifications of issue 27, verdicts 3 and 4: why a holder lost its lock, as the history
+//! Specifications of why a holder lost its lock, as the history
 //! tells (after a fault, or with nothing that stopped it for a whole lease: its renewal
 //! failed), and a lock client that still answers `held` after another was granted the lock
 //! (`held-after-loss`, observed).

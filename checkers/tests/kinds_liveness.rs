@@ -277,7 +277,7 @@ fn a_fault_start_the_nemesis_skipped_changes_nothing() {
     assert_eq!(only(&v, StuckLock).len(), 1, "{:#?}", v.anomalies);
 }
 
-/// Review of issue 16: a client library reports every timeout as `info`; each used to restart
+/// A client library reports every timeout as `info`; each used to restart
 /// the obligation's clock, so a lock left held by a dead holder was never judged.
 #[test]
 fn acquires_that_keep_ending_info_do_not_push_the_deadline_back() {
@@ -306,7 +306,7 @@ fn acquires_that_keep_ending_info_do_not_push_the_deadline_back() {
     assert!(stuck[0].summary.contains("holder process 1 exited"));
 }
 
-/// Review of issue 16: two faults of one name may overlap; the clock restarts when both ended.
+/// Two faults of one name may overlap; the clock restarts when both ended.
 #[test]
 fn overlapping_service_faults_of_one_name_suspend_until_the_last_one_ends() {
     let mut events = holder_fault_then_others_try("kill-holder", true, None);
@@ -318,7 +318,7 @@ fn overlapping_service_faults_of_one_name_suspend_until_the_last_one_ends() {
     assert!(only(&v, StuckLock).is_empty(), "{:#?}", v.anomalies);
 }
 
-/// Review of issue 16: a pause of the only trying worker keeps it from getting the lock;
+/// A pause of the only trying worker keeps it from getting the lock;
 /// nobody can blame the lock for that.
 #[test]
 fn pausing_a_worker_that_holds_nothing_suspends_the_clock() {

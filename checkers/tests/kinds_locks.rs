@@ -463,7 +463,7 @@ fn release_of(lock: &str, p: u32, lease: &str) -> [Event; 2] {
     ]
 }
 
-/// Review of issue 16: the holder's release of *another* lock says nothing about this one.
+/// The holder's release of *another* lock says nothing about this one.
 #[test]
 fn the_holders_release_of_another_lock_neither_shows_nor_hides_harm() {
     let mut events: Vec<Event> = vec![
@@ -491,7 +491,7 @@ fn the_holders_release_of_another_lock_neither_shows_nor_hides_harm() {
     assert_eq!(only(&v, DoubleRelease).len(), 1, "{:#?}", v.anomalies);
 }
 
-/// Review of issue 16: a lease-lost is an `info` that retires nobody; the holder's release that
+/// A lease-lost is an `info` that retires nobody; the holder's release that
 /// follows it, rejected as not-owner, shows the harm.
 #[test]
 fn a_holder_that_noticed_its_lease_gone_and_was_refused_shows_the_harm() {
@@ -516,7 +516,7 @@ fn a_holder_that_noticed_its_lease_gone_and_was_refused_shows_the_harm() {
     assert_eq!(only(&v, DoubleRelease).len(), 1, "{:#?}", v.anomalies);
 }
 
-/// Review of issue 16: the victim may be granted while the stale release is in flight.
+/// The victim may be granted while the stale release is in flight.
 #[test]
 fn a_holder_granted_while_the_stale_release_was_in_flight_can_be_its_victim() {
     let mut events: Vec<Event> = [
@@ -543,7 +543,7 @@ fn a_holder_granted_while_the_stale_release_was_in_flight_can_be_its_victim() {
     assert_eq!(dr[0].evidence.other["holder_lease"], "L3");
 }
 
-/// Review of issue 16: when a fault hit the holder after the stale release (a pause past its
+/// When a fault hit the holder after the stale release (a pause past its
 /// lease), the next grant is explained by the fault; no harm from the release is shown.
 #[test]
 fn a_fault_on_the_holder_explains_the_next_grant_and_no_double_release_is_claimed() {
@@ -570,7 +570,7 @@ fn a_fault_on_the_holder_explains_the_next_grant_and_no_double_release_is_claime
     assert!(only(&v, DoubleRelease).is_empty(), "{:#?}", v.anomalies);
 }
 
-/// Review of issue 16: a hold ends at a lease-lost *for its lease* (docs/design.md, "Holds"). A late
+/// A hold ends at a lease-lost *for its lease* (docs/design.md, "Holds"). A late
 /// notice about the process's earlier lease must not end the hold it has now.
 #[test]
 fn a_late_lease_lost_for_an_earlier_lease_does_not_end_the_current_hold() {
@@ -588,7 +588,7 @@ fn a_late_lease_lost_for_an_earlier_lease_does_not_end_the_current_hold() {
     assert_eq!(only(&v, ConcurrentHolders).len(), 1, "{:#?}", v.anomalies);
 }
 
-/// Found by the in-process pause of issue 24: a worker frozen between the service's grant and
+/// Found by an in-process pause: a worker frozen between the service's grant and
 /// its own receipt (token 31) hears of its grant after a newer one (token 32) was granted to
 /// another; the newer holder's release and the next grant are not harm done to the frozen one,
 /// whose lease the newer grant had already superseded. Its own release is then refused.

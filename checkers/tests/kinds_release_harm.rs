@@ -1,4 +1,4 @@
-//! Specifications of issue 27, verdict 2: a stale release that removed the next holder's lock
+//! Specifications of a stale release that removed the next holder's lock
 //! stays a failing `double-release` in each of the three forms of harm docs/design.md lists for
 //! it, with the test's ttl given and faults in the history; a case of exactly the other shape
 //! (no harm shown, or a loss a fault explains) is `release-of-lost-lock`, observed.

@@ -135,7 +135,7 @@ fn tokenless_writes_of_overlapping_grants_cannot_be_ordered_and_are_not_reported
     );
     assert_eq!(status(&v, StaleAcceptedWrite), "checked");
     // Writes whose acquisitions the history does not show are left alone too; with none
-    // tied to a grant, nothing was judged (review of issue 16: not "checked").
+    // tied to a grant, nothing was judged (not "checked").
     let v = verdict(&idle(), &r);
     assert!(only(&v, StaleAcceptedWrite).is_empty());
     assert_eq!(status(&v, StaleAcceptedWrite), "not applicable");
@@ -152,7 +152,7 @@ fn tokenless_writes_of_overlapping_grants_cannot_be_ordered_and_are_not_reported
     );
 }
 
-/// Review of issue 16: a lease string may come back (a session-scoped handle); each write is
+/// A lease string may come back (a session-scoped handle); each write is
 /// ordered by the latest grant of its lease before it, not by the last one seen.
 #[test]
 fn a_lease_that_comes_back_is_ordered_by_its_grant_before_the_write() {

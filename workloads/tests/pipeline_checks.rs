@@ -1,4 +1,4 @@
-//! The keep-alive's `check` lines (issue 27): a worker whose lock client keeps its lease alive
+//! The keep-alive's `check` lines: a worker whose lock client keeps its lease alive
 //! itself and offers `check` (an adapter with `check` and no `renew`, as kazoo and Curator)
 //! asks it every renew interval, and the history records each question and answer as `f =
 //! check` through the one writer, stamped in the worker — without changing any hold.

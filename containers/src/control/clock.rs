@@ -7,7 +7,7 @@
 //! Before libfaketime each such process preloads a shim from the same directory
 //! (`shim/monotonic_sleep.c`, compiled into this binary by the build script): Debian bookworm's
 //! libfaketime 0.9.10 fails every `clock_nanosleep` to an absolute CLOCK_MONOTONIC deadline
-//! with EINVAL when the monotonic clock is kept real (libfaketime issue #426), which is how
+//! with EINVAL when the monotonic clock is kept real (a libfaketime bug, its tracker's number 426), which is how
 //! Python 3.11's `time.sleep()` sleeps. The shim passes exactly those calls to the kernel
 //! unchanged and every other call to libfaketime, so the wall clock a program reads is still
 //! the fault's and its monotonic sleeps work again.

@@ -1,7 +1,7 @@
 //! The shipped client adapters against real clusters, in the client image: each library runs a
 //! clean test as its documentation says to use it; a broken adapter in a container stops the run
 //! with exit 3 naming it; the example of docs/adapters.md runs as written; a replay names the
-//! library its actors use. One test binary per area (issue 17): they link once.
+//! library its actors use. One test binary per area: they link once.
 
 #[path = "../support/mod.rs"]
 mod support;

@@ -1,4 +1,4 @@
-//! The command line: `check` of stored runs, and the errors a user meets (exit 3, naming the file, flag or engine). One test binary per area (issue 17): they link once.
+//! The command line: `check` of stored runs, and the errors a user meets (exit 3, naming the file, flag or engine). One test binary per area: they link once.
 
 #[path = "../support/mod.rs"]
 mod support;

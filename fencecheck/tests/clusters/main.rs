@@ -1,4 +1,4 @@
-//! Real clusters in containers: start-up, readiness, lifecycle and leftovers. One test binary per area (issue 17): they link once.
+//! Real clusters in containers: start-up, readiness, lifecycle and leftovers. One test binary per area: they link once.
 
 #[path = "../support/mod.rs"]
 mod support;

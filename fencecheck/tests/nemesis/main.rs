@@ -1,4 +1,4 @@
-//! The nemesis against real clusters: pauses, partitions, kills, failover, and the heal after each. One test binary per area (issue 17): they link once.
+//! The nemesis against real clusters: pauses, partitions, kills, failover, and the heal after each. One test binary per area: they link once.
 
 #[path = "../support/mod.rs"]
 mod support;

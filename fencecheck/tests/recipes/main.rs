@@ -1,4 +1,4 @@
-//! fencecheck's own lock recipes against real providers: exclusion, tokens, pauses past the ttl. One test binary per area (issue 17): they link once.
+//! fencecheck's own lock recipes against real providers: exclusion, tokens, pauses past the ttl. One test binary per area: they link once.
 
 #[path = "../support/mod.rs"]
 mod support;

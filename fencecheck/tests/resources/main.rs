@@ -1,4 +1,4 @@
-//! The fenced resource and its real backends: decisions, logs, restarts after a kill. One test binary per area (issue 17): they link once.
+//! The fenced resource and its real backends: decisions, logs, restarts after a kill. One test binary per area: they link once.
 
 #[path = "../support/mod.rs"]
 mod support;

@@ -1,4 +1,4 @@
-//! The run pipeline end to end: in process, in containers, the counter workload, replay and the matrix. One test binary per area (issue 17): they link once.
+//! The run pipeline end to end: in process, in containers, the counter workload, replay and the matrix. One test binary per area: they link once.
 
 #[path = "../support/mod.rs"]
 mod support;

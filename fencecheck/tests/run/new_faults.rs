@@ -1,4 +1,4 @@
-//! The fault families of issue 19 through the whole pipeline: a run with `lossy-network` and
+//! The link and clock fault families through the whole pipeline: a run with `lossy-network` and
 //! `clock-jump` (Redis) records each fault's start and stop, heals, and leaves no container, no
 //! rule and no moved clock behind; its `test.yaml` carries the plan. The clock jump acts (the
 //! Kleppmann cell of `matrix/published.yaml` shows what it does to Redlock).

@@ -1,7 +1,6 @@
 //! Nodes hurt from outside the fault plan, as a person at a terminal would (`docker kill`,
 //! `docker pause`): the run records each, and its verdict claims no more than the run showed.
-//! (Issue 16, point 7; issue 25, points 2 and 3. Point 1, Ctrl-C's teardown never recorded as
-//! deaths, is checked by the pipeline's Ctrl-C test.)
+//! (Ctrl-C's teardown, never recorded as deaths, is checked by the pipeline's Ctrl-C test.)
 
 use super::pipeline::{bin, explain, runs_root, wait_for_history};
 use crate::support::infra::labelled_containers;

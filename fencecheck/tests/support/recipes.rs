@@ -1,7 +1,7 @@
 //! Shared by the `recipes_*` tests: a test bed of one real cluster, the fenced resource and
 //! worker processes in containers (the `fencecheck` binary mounted in), driven from the host
 //! over the published worker ports exactly as a run drives them; and the scenarios every recipe
-//! must pass (issue 4's must-show list), each asserting on the recorded history and resource log.
+//! must pass, each asserting on the recorded history and resource log.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly
 

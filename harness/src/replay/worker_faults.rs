@@ -1,4 +1,4 @@
-//! The faults a worker step applies at a lock protocol's weak moments (issue 27), recorded as
+//! The faults a worker step applies at a lock protocol's weak moments, recorded as
 //! the run's nemesis records them (the fault's own name, the worker as the target): an
 //! operation sent and the worker struck `after` a delay while it is in flight
 //! (`pause-acquiring`, `kill-acquiring`, `pause-waiter`, `pause-releasing`,
