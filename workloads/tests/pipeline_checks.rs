@@ -13,7 +13,7 @@ use std::time::Duration;
 use workloads::adapter::{AdapterClient, InProcessAdapter, Init, INIT_DEADLINE, PROTOCOL};
 use workloads::client::Client;
 use workloads::config::{Discipline, RawRecipeConfig, RecipeKind};
-use workloads::driver::{run_workload, Recorder, WorkerConn, WorkloadSpec};
+use workloads::driver::{run_workload, Deadline, Recorder, WorkerConn, WorkloadSpec};
 use workloads::fenced_write::{MemoryMode, MemoryResource};
 use workloads::recipes::{MemoryKnobs, MemoryLockService};
 use workloads::worker::{spawn_local, Worker};
@@ -76,7 +76,7 @@ async fn a_checking_adapters_keep_alive_questions_are_recorded_and_change_no_hol
         writes_per_hold: 2,
         app: workloads::App::Short,
         between: Duration::ZERO..=Duration::from_millis(2),
-        until_ns: 600_000_000,
+        until: Deadline::at(600_000_000),
         seed: 7,
     };
     run_workload(conns, &spec, &rec).await.unwrap();

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use workloads::client::Client;
 use workloads::config::{Discipline, RawRecipeConfig, RecipeKind};
-use workloads::driver::{run_workload, Recorder, WorkerConn, WorkloadSpec};
+use workloads::driver::{run_workload, Deadline, Recorder, WorkerConn, WorkloadSpec};
 use workloads::fenced_write::{MemoryMode, MemoryResource};
 use workloads::recipes::{MemoryKnobs, MemoryLockService};
 use workloads::worker::{spawn_local, Worker};
@@ -55,7 +55,7 @@ async fn run(knobs: MemoryKnobs, workers: usize, seconds: f64, ttl_ms: u64) -> R
         writes_per_hold: 2,
         app: workloads::App::Short,
         between: Duration::ZERO..=Duration::from_millis(2),
-        until_ns: (seconds * 1e9) as u64,
+        until: Deadline::at((seconds * 1e9) as u64),
         seed: 42,
     };
     run_workload(conns, &spec, &rec).await.unwrap();

@@ -105,3 +105,26 @@ fn a_bad_fault_schedule_exits_3_with_its_line_before_anything_starts() {
         "nothing started, no run directory"
     );
 }
+
+#[test]
+fn the_recovery_tail_ends_once_every_worker_took_the_lock_again() {
+    let r = root("settle");
+    let yaml = BASE.replace("recovery: 1s", "recovery: 20s");
+    let out = run(&r, &yaml, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", explain(&out));
+    let dir = std::fs::canonicalize(r.join("runs/latest")).unwrap();
+    let log = std::fs::read_to_string(dir.join("harness.log")).unwrap();
+    assert!(log.contains("recovery settled at"), "{log}");
+    let last = std::fs::read_to_string(dir.join("history.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["time"]
+                .as_u64()
+                .unwrap()
+        })
+        .max()
+        .unwrap();
+    // The time limit is 2 s; a tail at its full length would record until 22 s.
+    assert!(last < 12_000_000_000, "the history goes on until {last} ns");
+}

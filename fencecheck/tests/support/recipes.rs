@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use workloads::config::{RawRecipeConfig, RecipeKind};
 use workloads::driver::{
-    run_workload, ProcessIds, Recorder, Session, Step, WorkerConn, WorkloadSpec,
+    run_workload, Deadline, ProcessIds, Recorder, Session, Step, WorkerConn, WorkloadSpec,
 };
 use workloads::worker::WorkerLaunch;
 
@@ -208,7 +208,7 @@ pub async fn contention(bed: &Bed, n: usize, secs: u64) {
         writes_per_hold: 2,
         app: workloads::App::Short,
         between: Duration::ZERO..=Duration::from_millis(20),
-        until_ns: bed.rec.clock.now() + secs * 1_000_000_000,
+        until: Deadline::at(bed.rec.clock.now() + secs * 1_000_000_000),
         seed: 7,
     };
     let sums = run_workload(conns, &spec, &bed.rec)
@@ -424,7 +424,7 @@ pub fn contention_secs() -> u64 {
         .unwrap_or(10)
 }
 
-/// Issue 4's must-show list for one recipe: 5 workers contending never overlap (and, with
+/// What must hold for one recipe: 5 workers contending never overlap (and, with
 /// tokens, strictly increase); a worker SIGSTOPped past the ttl loses the lock, and on SIGCONT
 /// `stop` records lease-lost before any write while `continue` sends it; its stale release is
 /// rejected (accepted only by `redis-lock-del`).

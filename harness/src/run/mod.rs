@@ -29,6 +29,7 @@ pub mod live;
 pub mod prepare;
 pub mod progress;
 pub mod release;
+pub mod settle;
 pub mod site;
 pub mod summary;
 pub mod workload;

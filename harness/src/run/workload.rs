@@ -1,20 +1,24 @@
 //! Phases 6–7 of every run, wherever its [`Site`] put things: each worker loops acquire → work
 //! → write → release (or the counter's increment) while the nemesis runs the fault plan, for the
-//! time limit; every fault is healed; the recovery window follows, in which the workload goes
-//! on (liveness: `stuck-lock` looks there). The history is written as it happens.
+//! time limit; every fault is healed; the recovery tail follows, in which the workload goes on
+//! (liveness: `stuck-lock` and `locked-out-client` look there) until every worker has taken the
+//! lock again and let it go ([`super::settle`]), at most the configured recovery. The history is
+//! written as it happens.
 
 use super::live::LiveView;
 use super::prepare::HarnessLog;
 use super::progress::Progress;
+use super::settle::Settling;
 use super::site::Site;
 use crate::config::{TestPlan, Workload};
 use anyhow::Context;
 use results::jsonl::HistoryWriter;
 use results::layout::RunDir;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use workloads::driver::{
-    final_read, run_counter_worker, run_worker, ProcessIds, Recorder, Session, WorkloadSpec,
+    final_read, run_counter_worker, run_worker, Deadline, ProcessIds, Recorder, Session,
+    WorkloadSpec,
 };
 
 /// Records the workload of `site` into the run directory's history.
@@ -28,9 +32,17 @@ pub async fn record(
 ) -> anyhow::Result<()> {
     let clock = site.clock();
     let observer = live.clone();
+    let settling = Arc::new(Mutex::new(Settling::new(site.workers())));
+    let follower = settling.clone();
     let history = Arc::new(
-        HistoryWriter::create_observed(&dir.history(), Box::new(move |e| observer.observe(e)))
-            .context("creating history.jsonl")?,
+        HistoryWriter::create_observed(
+            &dir.history(),
+            Box::new(move |e| {
+                observer.observe(e);
+                lock(&follower).observe(e);
+            }),
+        )
+        .context("creating history.jsonl")?,
     );
     let recorder = Recorder::new(history.clone(), clock);
     // Until recording ends: what nobody planned (a node that dies) goes into the history.
@@ -48,19 +60,36 @@ pub async fn record(
         writes_per_hold: plan.writes_per_hold,
         app: plan.app,
         between: Duration::ZERO..=plan.ttl().get() / 10,
-        until_ns: started + until.as_nanos() as u64,
+        until: Deadline::at(started + until.as_nanos() as u64),
         seed: plan.seed,
     };
     let counter = matches!(plan.workload, Workload::Counter(_));
     let loops =
         (0..site.workers()).map(|i| supervise(site, i, &spec, &recorder, log, live, counter));
     let workload = futures::future::join_all(loops);
-    let faults = site.faults(&plan.faults.plan, &history);
+    let limit = started + plan.time_limit.get().as_nanos() as u64;
+    let faults = async {
+        let nemesis = site.faults(&plan.faults.plan, &history).await;
+        // Every fault is healed: the tail's cycles count from here, or from the time limit.
+        lock(&settling).healed_at(clock.now().max(limit));
+        nemesis
+    };
     let ticker = async {
+        let mut settled = false;
         loop {
             tokio::time::sleep(Duration::from_millis(250)).await;
-            let elapsed = Duration::from_nanos(clock.now().saturating_sub(started));
+            let now = clock.now();
+            let elapsed = Duration::from_nanos(now.saturating_sub(started));
             progress.workload(elapsed, until, live.ops(), &live.faults());
+            if !settled && lock(&settling).settled() {
+                // The checks have what they need: no worker starts another cycle.
+                settled = true;
+                spec.until.bring_forward(now);
+                log.line(&format!(
+                    "recovery settled at {elapsed:.1?}: every worker took the lock after the \
+                     final heal and let it go"
+                ));
+            }
         }
     };
     let (results, nemesis) = tokio::select! {
@@ -99,7 +128,7 @@ async fn supervise(
 ) -> anyhow::Result<Option<Session>> {
     let mut ids = ProcessIds::of_worker(i as u32, site.workers() as u32);
     loop {
-        let Some(conn) = site.connect(i, recorder, spec.until_ns).await? else {
+        let Some(conn) = site.connect(i, recorder, spec.until.get()).await? else {
             return Ok(None);
         };
         // The worker's hello names its client: the recipe, or the library and its version.
@@ -112,13 +141,17 @@ async fn supervise(
         } else {
             run_worker(&mut session, spec).await?
         };
-        if !summary.exited || recorder.clock.now() >= spec.until_ns {
+        if !summary.exited || recorder.clock.now() >= spec.until.get() {
             return Ok(counter.then_some(session));
         }
         // Killed: wait for the site to bring the worker back, then go on.
         ids = session.ids();
-        if !site.restarted(i, spec.until_ns).await {
+        if !site.restarted(i, spec.until.get()).await {
             return Ok(None);
         }
     }
+}
+
+fn lock(settling: &Mutex<Settling>) -> MutexGuard<'_, Settling> {
+    settling.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -22,7 +22,7 @@ pub async fn run_counter_worker(
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed ^ (u64::from(s.process()) << 32));
     let mut sum = WorkerSummary::default();
     let clock = s.recorder().clock;
-    while clock.now() < spec.until_ns && !s.is_dead() {
+    while !spec.until.passed(clock.now()) && !s.is_dead() {
         match s.acquire(&spec.lock).await?.kind() {
             None => break,
             Some(OpType::Ok) => sum.acquired += 1,

@@ -3,7 +3,7 @@
 //! bookkeeping (retiring process ids, `exit` on death) is the [`Session`]'s.
 
 use super::session::{ProcessIds, Session, Step};
-use super::{Recorder, WorkerConn};
+use super::{Deadline, Recorder, WorkerConn};
 use crate::app::{App, HoldLength, OnLost};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -26,8 +26,9 @@ pub struct WorkloadSpec {
     pub app: App,
     /// Pause between a release and the next acquire (drawn per cycle).
     pub between: RangeInclusive<Duration>,
-    /// No new acquire starts after this much run time (ns since the run's start).
-    pub until_ns: u64,
+    /// No new acquire starts after this run time (ns since the run's start); the run may bring
+    /// it forward once its tail has settled.
+    pub until: Deadline,
     pub seed: u64,
 }
 
@@ -76,7 +77,7 @@ pub async fn run_worker(s: &mut Session, spec: &WorkloadSpec) -> Result<WorkerSu
     let clock = s.recorder().clock;
     let job = spec.app.hold() == HoldLength::Job;
     let parts = spec.writes_per_hold.max(1);
-    while clock.now() < spec.until_ns && !s.is_dead() {
+    while !spec.until.passed(clock.now()) && !s.is_dead() {
         match s.acquire(&spec.lock).await?.kind() {
             None => break,
             Some(OpType::Ok) => sum.acquired += 1,
@@ -176,7 +177,7 @@ async fn reacquire(
 }
 
 fn clock_is_up(s: &Session, spec: &WorkloadSpec) -> bool {
-    s.recorder().clock.now() >= spec.until_ns
+    spec.until.passed(s.recorder().clock.now())
 }
 
 pub(super) fn draw(rng: &mut ChaCha8Rng, range: &RangeInclusive<Duration>) -> Duration {
