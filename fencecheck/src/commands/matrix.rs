@@ -1,6 +1,7 @@
-//! `fencecheck matrix [--config matrix.yaml] [--runs DIR] [--shard I/N] [--jobs K]`: runs a grid
-//! of tests (cells × seeds), K at a time, and writes one comparison table (`matrix.md`,
-//! `matrix.html`, `matrix.json` under `<runs>/matrix/<name>/<UTC stamp>/`);
+//! `fencecheck matrix [--config matrix.yaml] [--runs DIR] [--shard I/N] [--jobs K] [--plan]`: runs a
+//! grid of tests (cells × seeds), K at a time, and writes one comparison table (`matrix.md`,
+//! `matrix.html`, `matrix.json` under `<runs>/matrix/<name>/<UTC stamp>/`); `--plan` prints what
+//! it would run and how long that should take, and starts nothing;
 //! `fencecheck matrix merge DIR...` joins shards run on several machines into that table. Exit 0
 //! every cell as expected, 1 a cell broke its expectation, 2 only unknown verdicts, 3 a harness
 //! or configuration error (a bad file is named, with the line where the YAML says it).
@@ -35,6 +36,9 @@ pub struct Args {
     /// Run only these of the file's seeds (comma-separated): a quicker pass over a long grid.
     #[arg(long, value_delimiter = ',')]
     pub seeds: Vec<u64>,
+    /// Print what would run (cells, runs, clusters, expected wall time) and start nothing.
+    #[arg(long)]
+    pub plan: bool,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -92,6 +96,17 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         shard: args.shard,
         jobs: usize::from(args.jobs),
     };
+    if args.plan {
+        let chosen: Vec<usize> = match args.shard {
+            Some(s) => matrix::shard::cells_of(&m.cells, s),
+            None => (0..m.cells.len()).collect(),
+        };
+        print!(
+            "{}",
+            matrix::plan::render(&m, &chosen, usize::from(args.jobs), args.shard)
+        );
+        return Ok(0);
+    }
     let share = match args.shard {
         Some(s) => format!(
             ", shard {s}: {} cells",

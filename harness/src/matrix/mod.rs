@@ -7,6 +7,7 @@
 //! - [`judge`]: a cell's runs → its row and whether it kept its expectation; the exit code.
 //! - [`table`], [`html`]: `matrix.md` and the self-contained `matrix.html`.
 //! - [`next`]: the `fencecheck shrink` command of a cell that broke its expectation.
+//! - [`plan`]: `--plan`, what a matrix will run and how long it should take, before it starts.
 //! - [`shard`]: `--shard I/N`, the deterministic share of cells one CI job runs; [`merge`]
 //!   joins the shards; [`load`]: how busy the machine was.
 
@@ -17,6 +18,7 @@ pub mod load;
 pub mod merge;
 pub mod next;
 pub mod outcome;
+pub mod plan;
 pub mod shard;
 pub mod spec;
 pub mod sweep;

@@ -5,6 +5,7 @@
 //! the same split from the same file.
 
 use super::spec::Cell;
+use crate::config::TestPlan;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -43,10 +44,12 @@ impl std::str::FromStr for Shard {
 
 /// The expected wall seconds of one cell: each seed's time limit + recovery + start-up.
 pub fn expected_secs(cell: &Cell) -> f64 {
-    cell.plans
-        .iter()
-        .map(|p| p.time_limit.get().as_secs_f64() + p.recovery.get().as_secs_f64() + STARTUP_SECS)
-        .sum()
+    cell.plans.iter().map(expected_secs_of).sum()
+}
+
+/// The expected wall seconds of one run, its recovery tail at full length.
+pub fn expected_secs_of(p: &TestPlan) -> f64 {
+    p.time_limit.get().as_secs_f64() + p.recovery.get().as_secs_f64() + STARTUP_SECS
 }
 
 /// The shard (1-based) of each cell, given the cells' expected durations.
