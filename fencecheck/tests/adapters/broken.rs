@@ -121,3 +121,26 @@ fn a_replay_runs_its_actors_on_the_library_it_names() {
     );
     assert!(text.contains("release-of-lost-lock"), "{text}");
 }
+
+/// The actors live as the scenario's application does: under `app: job-keep` the thawed holder
+/// asks kazoo before its write, and kazoo's answer is recorded (held-after-loss when it still
+/// says held).
+#[test]
+fn a_replay_asks_the_library_before_a_write_when_its_application_does() {
+    let root = crate::support::infra::fresh_root("adapters", "replay-belief");
+    let out = fencecheck(
+        &root,
+        &["replay", "scenarios/kazoo-belief-after-expiry.yaml"],
+    );
+    let text = explain(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let asked = history(&latest_run(&root))
+        .iter()
+        .filter(|e| e["f"] == "check" && e["type"] == "ok")
+        .count();
+    assert!(
+        asked >= 1,
+        "the thawed holder never asked its library: {text}"
+    );
+    assert!(text.contains("held-after-loss"), "{text}");
+}

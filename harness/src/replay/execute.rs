@@ -80,6 +80,7 @@ pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan>
         renew_interval: scenario.renew_interval,
         session_timeout: scenario.session_timeout,
         op_timeout: scenario.op_timeout,
+        app: scenario.app.clone(),
         // An acquire against a held lock must fail certainly and soon (`expect: lock-held`).
         acquire_timeout: Some(scenario.acquire_timeout.unwrap_or(scenario.ttl)),
         ..RawTest::default()
@@ -274,7 +275,8 @@ async fn stage_and_run(
             .connect(i, &rec, u64::MAX)
             .await?
             .with_context(|| format!("worker {name}: not serving"))?;
-        let session = Session::new(conn, ProcessIds::of_worker(i as u32, n as u32), rec.clone());
+        let session = Session::new(conn, ProcessIds::of_worker(i as u32, n as u32), rec.clone())
+            .on_error(plan.app.on_error());
         workers.push(W::new(
             name.clone(),
             stage::container_of(name),

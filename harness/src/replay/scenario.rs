@@ -10,7 +10,7 @@
 //! ttl: 2s
 //! workers: [A, B]
 //! # optional: the lock client's settings, as in a test file (acquire_timeout, recovery_slack,
-//! # renewal, renew_interval, session_timeout, op_timeout, client_options; with a client,
+//! # renewal, renew_interval, session_timeout, op_timeout, client_options, app; with a client,
 //! # `with: [redis==5.0.8]` pins its library's dependencies)
 //! steps:
 //!   - A: acquire
@@ -233,6 +233,9 @@ pub struct Scenario {
     pub renew_interval: Option<Dur>,
     pub session_timeout: Option<Dur>,
     pub op_timeout: Option<Dur>,
+    /// The application the actors model (`app:` as in a test file): whether a worker asks its
+    /// library before each write and keeps its client after a library error.
+    pub app: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -260,6 +263,7 @@ struct RawScenario {
     renew_interval: Option<Dur>,
     session_timeout: Option<Dur>,
     op_timeout: Option<Dur>,
+    app: Option<String>,
 }
 
 fn default_resource() -> String {
@@ -463,6 +467,7 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
         renew_interval: raw.renew_interval,
         session_timeout: raw.session_timeout,
         op_timeout: raw.op_timeout,
+        app: raw.app,
     })
 }
 

@@ -94,6 +94,11 @@ pub fn render(
     if let Some(a) = t.acquire_timeout {
         let _ = writeln!(out, "acquire_timeout: {a}");
     }
+    // The actors live as the run's workers did: asking their library before each write,
+    // keeping their client after its errors.
+    if let Some(app) = t.app.as_deref().filter(|a| *a != "short") {
+        let _ = writeln!(out, "app: {app}");
+    }
     let _ = writeln!(out, "workers: [{}]", steps::workers(cast, lines).join(", "));
     let _ = writeln!(out, "expect_anomalies: [{}]", anomaly.kind);
     let _ = writeln!(out, "steps:");

@@ -201,7 +201,7 @@ fn shipped_scenario(file: &str) -> String {
     std::fs::read_to_string(dir.join(file)).unwrap()
 }
 
-/// Issue 27: a stall of the service (or its leader) is one step with its length; a stall
+/// A stall of the service (or its leader) is one step with its length; a stall
 /// without a length, or of none, names its line.
 #[test]
 fn a_stall_of_the_service_or_its_leader_is_one_step_with_its_length() {
@@ -228,7 +228,7 @@ fn a_stall_of_the_service_or_its_leader_is_one_step_with_its_length() {
     }
 }
 
-/// Issue 27: a worker frozen with its acquire or release in flight is one step; its
+/// A worker frozen with its acquire or release in flight is one step; its
 /// operation stays open until it is resumed.
 #[test]
 fn pause_acquiring_and_pause_releasing_are_worker_steps_with_a_delay() {
@@ -256,7 +256,7 @@ fn pause_acquiring_and_pause_releasing_are_worker_steps_with_a_delay() {
         .contains("pause-acquiring after 5ms"));
 }
 
-/// Issue 27: a worker killed, or a waiter frozen, with its acquire in flight, and a worker cut
+/// A worker killed, or a waiter frozen, with its acquire in flight, and a worker cut
 /// off with its release in flight, are worker steps with a delay; each needs what its moment
 /// needs (a waiter another worker's lock, a release an earlier acquire), or names its line.
 #[test]
@@ -308,7 +308,7 @@ fn kill_acquiring_pause_waiter_and_isolate_releasing_are_worker_steps_with_a_del
     }
 }
 
-/// Issue 27: `slow-reply` holds back the service's replies to one worker, by a length or (none
+/// `slow-reply` holds back the service's replies to one worker, by a length or (none
 /// given) the run's twice the operation timeout; a length of nothing names its line.
 #[test]
 fn slow_reply_is_a_worker_step_with_an_optional_length() {
@@ -338,7 +338,7 @@ fn slow_reply_is_a_worker_step_with_an_optional_length() {
     }
 }
 
-/// Issue 27: the worker's own wall clock jumps forward or backward, or runs fast or slow, as
+/// The worker's own wall clock jumps forward or backward, or runs fast or slow, as
 /// one step; the run's fault names and clock settings come from it; nonsense names its line.
 #[test]
 fn client_clock_steps_move_the_worker_s_wall_clock_either_way() {
@@ -406,4 +406,11 @@ fn client_clock_steps_move_the_worker_s_wall_clock_either_way() {
         assert_eq!(e.line, 18, "{bad}: {e}");
         assert!(e.message.contains("client-clock-"), "{bad}: {e}");
     }
+}
+
+#[test]
+fn a_scenario_names_the_application_its_actors_model() {
+    let with_app = STALE.replace("workers: [A, B]", "app: job-keep\nworkers: [A, B]");
+    assert_eq!(parse(&with_app).unwrap().app.as_deref(), Some("job-keep"));
+    assert_eq!(parse(STALE).unwrap().app, None);
 }
