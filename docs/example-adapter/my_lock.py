@@ -1,8 +1,9 @@
 # Token: INCR of "<lock>:fence" right after SET NX succeeds (the classic pattern): a Redis counter that grows with every acquisition.
-"""An example fencecheck client adapter (protocol 1): your own Redis lock, on the raw redis-py client.
+"""An example fencecheck client adapter (protocol 2): your own Redis lock, on the raw redis-py client.
 
 Acquire: SET <lock> <random value> NX PX <ttl>, then INCR <lock>:fence for the fence token.
 Release: a Lua compare-and-delete of the exact value. Requests on stdin, replies on stdout.
+The socket timeout is the test's operation timeout (init's op_timeout_ms; 5 s from a version 1 worker).
 """
 import json
 import sys
@@ -20,7 +21,7 @@ for line in sys.stdin:
     try:
         if req["op"] == "init":
             host, _, port = req["endpoints"][0].rpartition(":")
-            r = redis.Redis(host=host, port=int(port), socket_timeout=5)
+            r = redis.Redis(host=host, port=int(port), socket_timeout=req.get("op_timeout_ms", 5000) / 1000.0)
             r.ping()
             lock, ttl_ms, timeout_ms = req["lock"], req["ttl_ms"], req["acquire_timeout_ms"]
             reply.update(library="my_lock (redis-py)", version=redis.__version__,
