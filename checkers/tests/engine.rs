@@ -244,7 +244,7 @@ fn the_standard_checkers_are_the_kinds_in_report_order() {
     assert_eq!(in_stats, sorted, "every kind has its status in the stats");
 }
 
-/// Issue 16, point 4: a run that attempted acquires and got none, or attempted writes the
+/// A run that attempted acquires and got none, or attempted writes the
 /// resource never decided, exercised nothing; it is unknown with that reason, never valid.
 #[test]
 fn a_run_that_exercised_nothing_is_unknown_with_the_reason() {
@@ -283,7 +283,7 @@ fn a_run_that_exercised_nothing_is_unknown_with_the_reason() {
     );
 }
 
-/// Issue 16, point 9: two holds overlap from the moment the second holder acquired, not from
+/// Two holds overlap from the moment the second holder acquired, not from
 /// the first hold's start.
 #[test]
 fn an_anomaly_is_dated_when_it_became_true() {

@@ -31,7 +31,7 @@ fn judged(events: Vec<Event>) -> results::Verdict {
     with_ttl(&history(events), &[], TTL_MS, 1_000)
 }
 
-/// Issue 27, verdict 3: w1 held the lock for 5 s and nothing (no fault at all) stopped it or
+/// W1 held the lock for 5 s and nothing (no fault at all) stopped it or
 /// the service; w2 was granted the lock: w1's lease lapsed because its renewal failed.
 #[test]
 fn a_lock_taken_from_a_holder_nothing_stopped_for_a_lease_says_its_renewal_failed() {
@@ -55,7 +55,7 @@ fn a_lock_taken_from_a_holder_nothing_stopped_for_a_lease_says_its_renewal_faile
     assert_eq!(v.valid, Validity::Valid, "observed, like before");
 }
 
-/// Issue 27, verdict 3: after a pause of the holder the diagnosis is the literature's (a lease
+/// After a pause of the holder the diagnosis is the literature's (a lease
 /// is not a mutex), naming the pause; a fault of the service within the lease, or a holder
 /// younger than a lease, is not "without a cause" either.
 #[test]
@@ -207,7 +207,7 @@ fn a_pause_of_the_holder_longer_than_the_lease_is_named_as_the_cause() {
     );
 }
 
-/// Issue 27, verdict 4: w1's keep-alive asked its library after w2 was granted the lock (w2's
+/// W1's keep-alive asked its library after w2 was granted the lock (w2's
 /// acquire sent after w1's grant), and the library said held: `held-after-loss`, observed.
 #[test]
 fn a_check_answered_held_after_another_was_granted_is_held_after_loss() {
@@ -244,7 +244,7 @@ fn a_check_answered_held_after_another_was_granted_is_held_after_loss() {
     assert_eq!(v.valid, Validity::Invalid);
 }
 
-/// Issue 27, verdict 4: nothing is claimed where the loss is not certain: a check sent before
+/// Nothing is claimed where the loss is not certain: a check sent before
 /// the other grant completed, an answer of not held, a grant whose acquire was invoked before
 /// the holder's own grant (it may have come first), an older token heard late.
 #[test]

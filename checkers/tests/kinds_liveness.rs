@@ -186,7 +186,7 @@ fn holder_fault_then_others_try(fault: &str, exit: bool, stop_ms: Option<u64>) -
     history(events)
 }
 
-/// Issue 16, point 1: a killed holder with no `stop-kill-holder` after it used to suspend the
+/// A killed holder with no `stop-kill-holder` after it used to suspend the
 /// clock for the rest of the run. Faults on workers never suspend it: a crashed holder is what
 /// stuck-lock exists for.
 #[test]
@@ -249,7 +249,7 @@ fn isolating_a_worker_that_holds_nothing_cuts_a_trying_client_off_and_suspends_t
     assert_eq!(only(&v, StuckLock).len(), 1, "{:#?}", v.anomalies);
 }
 
-/// Issue 16, point 7 (the checker's side): a node that died outside the plan is a fault of the
+/// A node that died outside the plan is a fault of the
 /// service nobody healed.
 #[test]
 fn a_node_that_died_outside_the_plan_suspends_the_clock_like_any_service_fault() {
@@ -374,7 +374,7 @@ fn an_info_acquire_under_a_certain_live_hold_starts_its_clock_when_that_hold_end
         .contains("ended info"));
 }
 
-/// Issue 27, verdict 5: nobody holds the lock (w1 released it), yet every acquire fails for
+/// Nobody holds the lock (w1 released it), yet every acquire fails for
 /// longer than ttl + slack: w2's acquire answered `fail` although its request had landed, and
 /// the key it left is nobody's to release. The diagnosis names the acquires that tell it.
 #[test]
@@ -433,7 +433,7 @@ fn a_lock_nobody_holds_that_acquires_keep_failing_to_take_is_stuck_naming_its_la
     assert_eq!(v.valid.exit_code(), 1);
 }
 
-/// Issue 27, verdict 5: the same release followed by a grant within the window is fine, and so
+/// The same release followed by a grant within the window is fine, and so
 /// are failures while a fault of the lock service is on (its heal restarts the clock).
 #[test]
 fn a_free_lock_taken_again_in_time_or_failing_under_a_service_fault_is_not_stuck() {

@@ -224,7 +224,7 @@ fn a_stale_release_whose_holder_then_finds_its_lock_gone_is_a_double_release() {
     assert_eq!(v.valid, Validity::Invalid);
 }
 
-/// Issue 16, point 8: a client library can answer `released` for a lock its expired session no
+/// A client library can answer `released` for a lock its expired session no
 /// longer owns, removing nothing. Without harm in the history that is not a double release.
 #[test]
 fn a_release_that_only_says_it_succeeded_is_a_release_of_a_lost_lock_not_a_double_release() {

@@ -85,7 +85,7 @@ fn after_the_grants(
     r
 }
 
-/// Issue 16, point 5: Redlock and most client libraries hand out no token. Real time orders
+/// Redlock and most client libraries hand out no token. Real time orders
 /// their generations: L1's grant completed before L2's acquire was invoked, so L1's write
 /// accepted after L2's is stale.
 #[test]
@@ -238,7 +238,7 @@ fn one_op_each(mut r: Vec<results::ResourceEntry>) -> Vec<results::ResourceEntry
     r
 }
 
-/// Issue 27, verdict 1: when the acquires overlapped, grant order cannot say which generation
+/// When the acquires overlapped, grant order cannot say which generation
 /// is the newer; but writes L1, L2, L1 to one key are stale whichever came first (L1 first:
 /// its second write followed the newer L2's; L2 first: L2's write followed the newer L1's).
 #[test]
@@ -277,7 +277,7 @@ fn tokenless_writes_alternating_twice_between_overlapping_holds_are_stale_in_eve
         .is_none());
 }
 
-/// Issue 27, verdict 1: L1 then L2 only is stale only if L2 was the older: nothing is claimed,
+/// L1 then L2 only is stale only if L2 was the older: nothing is claimed,
 /// and the stats say the overlap left the pair undecided.
 #[test]
 fn tokenless_writes_of_overlapping_holds_in_one_order_only_are_undecided_not_claimed() {
@@ -309,7 +309,7 @@ fn tokenless_writes_of_overlapping_holds_in_one_order_only_are_undecided_not_cla
         .is_none());
 }
 
-/// Issue 27, verdict 1: the rule is about one key and about two generations; a third writer
+/// The rule is about one key and about two generations; a third writer
 /// (its acquire overlapping L1's too) between them does not hide the pattern, and a write to
 /// another key does not make one.
 #[test]
@@ -334,7 +334,7 @@ fn every_order_looks_past_other_writers_and_not_across_keys() {
     assert_eq!(stale[0].evidence.seqs, vec![0, 2, 3]);
 }
 
-/// Issue 27, verdict 1: acquires that overlapped but holds one after the other (w2 blocked in
+/// Acquires that overlapped but holds one after the other (w2 blocked in
 /// acquire while w1 held the lock, granted after w1's release: the hand-off of a blocking
 /// acquire) never competed: neither claimed in every order nor counted undecided.
 #[test]

@@ -1,4 +1,4 @@
-//! Issue 25: what a node that died or froze outside the fault plan means for the verdict. A
+//! What a node that died or froze outside the fault plan means for the verdict. A
 //! death nobody undid leaves the rest of the run unjudgeable (unknown, naming the node, when and
 //! how much of the workload came after); anomalies found stand; a node started again is judged
 //! as a planned kill; a freeze from outside stops stuck-lock's clock as a planned pause does.

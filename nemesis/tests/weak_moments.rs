@@ -1,4 +1,4 @@
-//! Issue 27's faults against the in-memory control: each strikes the moment it names (an
+//! The faults at a lock protocol's weak moments against the in-memory control: each strikes the moment it names (an
 //! acquire, a release or a wait in flight, as the topology's live view shows them), records on
 //! its start line what it drew (the delay, the length), and is healed like every other fault.
 

@@ -448,7 +448,7 @@ fn a_valid_run_with_observations_says_none_fails() {
     assert!(xml.contains(r#"failures="0" errors="0""#), "{xml}");
 }
 
-/// Issue 16, point 6: the report ends a hold where the checkers do. After an indeterminate
+/// The report ends a hold where the checkers do. After an indeterminate
 /// write its process is retired and certainly holds nothing any more; the bar used to run to
 /// the end of the run.
 #[test]

@@ -1,4 +1,4 @@
-//! Issue 27's verdicts as the page and junit.xml show them, judged by the real checkers on a
+//! The verdicts on belief and write order as the page and junit.xml show them, judged by the real checkers on a
 //! small history: a tokenless write stale in every order (its evidence naming both orders), an
 //! overlap left undecided (the kind's note), and `held-after-loss` counted and shown like the
 //! other observed kinds.

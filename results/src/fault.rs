@@ -461,7 +461,7 @@ mod tests {
             .is_some());
     }
 
-    /// Issue 27: the faults aimed at the protocol's weak moments parse by their names, hit
+    /// The faults aimed at the protocol's weak moments parse by their names, hit
     /// workers (they never excuse a stuck lock) except the stalls of the service, and a stall's
     /// drawn length is shorter than the lease.
     #[test]

@@ -1,4 +1,4 @@
-//! Issue 4's must-show list for redlock (5 independent masters, no token: exclusion only), against the real cluster in containers:
+//! What must hold for redlock (5 independent masters, no token: exclusion only), against the real cluster in containers:
 //! contending workers never overlap and (with tokens) strictly increase; a worker SIGSTOPped
 //! past the ttl loses the lock to another, and on SIGCONT `stop` records lease-lost before any
 //! further write while `continue` sends it; its stale release is rejected (accepted only by

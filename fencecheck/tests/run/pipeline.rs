@@ -164,7 +164,7 @@ fn bad_flags_exit_3_before_anything_starts() {
         "{}",
         explain(&out)
     );
-    // Issue 16, point 3: Redlock hands out no token and the default resource compares tokens.
+    // Redlock hands out no token and the default resource compares tokens.
     let out = run(&root, &["--recipe", "redlock"]);
     assert_eq!(out.status.code(), Some(3), "{}", explain(&out));
     assert!(
@@ -225,7 +225,7 @@ fn ctrl_c_heals_tears_down_and_keeps_a_checkable_history() {
         "containers left behind after Ctrl-C"
     );
     let dir = history.parent().unwrap();
-    // Issue 25, 1: the run's own teardown removed the nodes; none of them died.
+    // The run's own teardown removed the nodes; none of them died.
     let recorded = std::fs::read_to_string(&history).unwrap();
     assert!(
         !recorded.contains("start-node-died"),
@@ -282,7 +282,7 @@ fn check(dir: &Path) -> Output {
         .expect("check runs")
 }
 
-/// Issue 16, point 2: a harness killed with SIGKILL mid-run (a worker still paused) leaves a
+/// A harness killed with SIGKILL mid-run (a worker still paused) leaves a
 /// history that looks like a short clean run. `state.json` still says running, so `check` of
 /// it is unknown (exit 2) and says why; the same test left to finish checks as usual.
 #[test]

@@ -118,7 +118,7 @@ fn a_wrong_expectation_exits_1_naming_the_step_and_why() {
     assert!(labelled_containers("replay-t-replay-wrong-redis").is_empty());
 }
 
-/// Issue 27: a worker step's fault the run would refuse (a client clock step on a Go client,
+/// A worker step's fault the run would refuse (a client clock step on a Go client,
 /// which libfaketime cannot reach; slow-reply on Sentinel, whose clients pass the link proxy)
 /// is refused before anything starts, naming its line.
 #[test]

@@ -1,4 +1,4 @@
-//! Issue 27's faults land where they say, on real clusters through the whole pipeline:
+//! The faults at a lock protocol's weak moments land where they say, on real clusters through the whole pipeline:
 //! `pause-acquiring` freezes a worker whose acquire is in flight (its start line falls between
 //! that acquire's invoke and its completion in the history); `stall-service` freezes every etcd
 //! member for a drawn length shorter than the lease, during which nobody else is granted the

@@ -179,7 +179,7 @@ fn controls(sc: &scenario::Scenario) -> Vec<&Control> {
         .collect()
 }
 
-/// Issue 27: a stall of the service (or its leader) in the anomaly's window becomes one
+/// A stall of the service (or its leader) in the anomaly's window becomes one
 /// `nemesis: stall-service <length>` step with the run's drawn length; its stop line adds none.
 #[test]
 fn a_stall_of_the_service_becomes_one_step_with_the_runs_length() {
@@ -212,7 +212,7 @@ fn a_stall_of_the_service_becomes_one_step_with_the_runs_length() {
     );
 }
 
-/// Issue 27: replies held back from an actor and its client's clock moved become its
+/// Replies held back from an actor and its client's clock moved become its
 /// `slow-reply <delay>` and `client-clock-jump <±ms>` / `client-clock-skew <f>x` steps, healed
 /// by `heal` and `nemesis: clock-real` where the run's stop lines were.
 #[test]
@@ -256,7 +256,7 @@ fn held_back_replies_and_a_moved_client_clock_become_the_actors_steps() {
     );
 }
 
-/// Issue 27: a fault on an acquire in flight is refused, naming the step to write by hand with
+/// A fault on an acquire in flight is refused, naming the step to write by hand with
 /// the run's delay.
 #[test]
 fn a_fault_on_an_acquire_in_flight_is_refused_naming_the_step_to_write() {
@@ -271,7 +271,7 @@ fn a_fault_on_an_acquire_in_flight_is_refused_naming_the_step_to_write() {
     assert!(e.0.contains("the anomaly followed pause-acquiring"), "{e}");
 }
 
-/// Issue 27: a release struck in flight becomes that fault's step in place of the release, its
+/// A release struck in flight becomes that fault's step in place of the release, its
 /// completion no step of its own, its resume where the run's stop line was.
 #[test]
 fn a_release_paused_in_flight_is_the_faults_step_in_place_of_the_release() {

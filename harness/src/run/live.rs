@@ -283,7 +283,7 @@ mod tests {
         assert_eq!(live.ops(), 8);
     }
 
-    /// Issue 16, point 6: after an indeterminate write its process is retired and certainly
+    /// After an indeterminate write its process is retired and certainly
     /// holds nothing; `pause-holder` must not freeze it as the holder.
     #[test]
     fn a_holder_retired_by_an_info_outcome_is_no_holder() {

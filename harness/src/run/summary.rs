@@ -146,7 +146,7 @@ mod tests {
         assert!(!render(&ok, Path::new("/r"), "x").contains("re-run"));
     }
 
-    /// Issue 27: the observed `held-after-loss` is counted like the other kinds, not failing.
+    /// The observed `held-after-loss` is counted like the other kinds, not failing.
     #[test]
     fn held_after_loss_is_a_row_of_its_own_that_does_not_fail() {
         let v = verdict(

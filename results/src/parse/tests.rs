@@ -164,7 +164,7 @@ fn lines_as_our_writers_serialize_them_take_the_ordered_path() {
     assert_eq!(super::ordered::resource(&line), Some(r.as_ref()), "{line}");
 }
 
-/// Issue 27: a keep-alive's `check` lines, as the writer serializes them and in other field
+/// A keep-alive's `check` lines, as the writer serializes them and in other field
 /// orders, read the same by every path; `held` must be a boolean (or null).
 #[test]
 fn check_lines_read_the_same_on_every_path() {

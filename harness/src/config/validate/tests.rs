@@ -205,7 +205,7 @@ fn nonsense_is_rejected_with_the_field_and_what_to_write() {
             "counter_store",
             "etcd-guard",
         ),
-        // Issue 16, point 3: Redlock's writes carry no token, and the default resource
+        // Redlock's writes carry no token, and the default resource
         // (strict) refuses every one of them.
         (
             RawTest {
@@ -613,7 +613,7 @@ fn a_release_that_cannot_be_had_here_is_refused_naming_the_client() {
     .is_ok());
 }
 
-/// Issue 27: a client clock fault starts the workers (not the servers) under libfaketime, so
+/// A client clock fault starts the workers (not the servers) under libfaketime, so
 /// it runs on etcd, whose Go servers libfaketime cannot reach; a client that libfaketime reaches
 /// (a Rust crate, a Python library) is accepted.
 #[test]
