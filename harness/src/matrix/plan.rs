@@ -26,46 +26,53 @@ pub fn render(m: &Matrix, chosen: &[usize], jobs: usize, shard: Option<Shard>) -
     );
     let mut clusters: BTreeMap<String, usize> = BTreeMap::new();
     let mut durations = vec![];
-    let _ = writeln!(out, "\n  expected  runs  provider   faults  cell");
+    let mut rows = vec![];
     for &c in chosen {
         let cell = &m.cells[c];
         for p in &cell.plans {
-            *clusters.entry(p.provider.to_string()).or_default() += 1;
+            if p.provider.no_servers_because().is_none() {
+                *clusters.entry(p.provider.to_string()).or_default() += 1;
+            }
             durations.push(shard::expected_secs_of(p));
         }
-        let faults = cell
-            .plans
-            .first()
-            .map(|p| {
-                let mut names: Vec<&str> =
-                    p.faults.plan.steps.iter().map(|s| s.fault.name()).collect();
-                names.sort_unstable();
-                names.dedup();
-                if names.is_empty() {
-                    "none".to_string()
-                } else {
-                    names.join(",")
-                }
-            })
-            .unwrap_or_default();
-        let provider = cell
-            .plans
-            .first()
-            .map(|p| p.provider.to_string())
-            .unwrap_or_default();
+        let first = cell.plans.first();
+        let provider = first.map(|p| p.provider.to_string()).unwrap_or_default();
+        rows.push([
+            clock(shard::expected_secs(cell)),
+            cell.plans.len().to_string(),
+            provider,
+            first.map(faults_of).unwrap_or_default(),
+            cell.label.clone(),
+        ]);
+    }
+    let header = ["expected", "runs", "provider", "faults", "cell"].map(str::to_string);
+    let width = |i: usize| {
+        rows.iter()
+            .chain([&header])
+            .map(|r| r[i].chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let (w0, w1, w2, w3) = (width(0), width(1), width(2), width(3));
+    let _ = writeln!(out);
+    for r in [&header].into_iter().chain(&rows) {
         let _ = writeln!(
             out,
-            "  {:>8}  {:>4}  {provider:<9}  {faults}  {}",
-            clock(shard::expected_secs(cell)),
-            cell.plans.len(),
-            cell.label
+            "  {:>w0$}  {:>w1$}  {:<w2$}  {:<w3$}  {}",
+            r[0], r[1], r[2], r[3], r[4]
         );
     }
     let by_provider: Vec<String> = clusters.iter().map(|(p, n)| format!("{p} {n}")).collect();
     let _ = writeln!(
         out,
-        "\nclusters: {runs}, one per run, each started and torn down by its run ({})",
-        by_provider.join(", ")
+        "\nclusters: {}, one per run that needs servers, each started and torn down by its run \
+         ({})",
+        clusters.values().sum::<usize>(),
+        if by_provider.is_empty() {
+            "none: every run is in process".to_string()
+        } else {
+            by_provider.join(", ")
+        }
     );
     let _ = writeln!(
         out,
@@ -76,6 +83,18 @@ pub fn render(m: &Matrix, chosen: &[usize], jobs: usize, shard: Option<Shard>) -
         shard::STARTUP_SECS
     );
     out
+}
+
+/// The faults a run's plan starts, by name, once each (`none` for a run without faults).
+fn faults_of(p: &crate::config::TestPlan) -> String {
+    let mut names: Vec<&str> = p.faults.plan.steps.iter().map(|s| s.fault.name()).collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(",")
+    }
 }
 
 /// The executor's wall time for runs of `durations` seconds, in order, `jobs` at once.
@@ -111,6 +130,30 @@ mod tests {
         assert_eq!(wall(&[30.0, 10.0, 10.0, 10.0], 2), 30.0);
         assert_eq!(wall(&[5.0, 5.0], 1), 10.0);
         assert_eq!(wall(&[], 3), 0.0);
+    }
+
+    #[test]
+    fn the_plan_names_every_cell_its_runs_and_the_clusters_they_start() {
+        let m = crate::matrix::spec::parse(
+            "name: tiny
+seeds: [1, 2]
+defaults: { ttl: 300ms, time_limit: 2s, recovery: 1s }
+cells:
+  - { provider: memory, nemesis: [pause-holder], expect: safe }
+  - { provider: memory, nemesis: [none], expect: safe }
+",
+        )
+        .unwrap();
+        let text = render(&m, &[0, 1], 2, None);
+        assert!(
+            text.starts_with("matrix tiny: 2 of 2 cells × 2 seeds = 4 runs, 2 at once"),
+            "{text}"
+        );
+        assert!(text.contains("pause-holder"), "{text}");
+        assert!(text.contains("  none  "), "{text}");
+        assert!(text.contains("clusters: 0, one per run that needs servers"), "{text}");
+        // Four runs of 2 + 1 + 12 s, two at a time.
+        assert!(text.contains("expected wall: at most 30s"), "{text}");
     }
 
     #[test]
