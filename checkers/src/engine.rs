@@ -16,6 +16,7 @@ mod streams;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 mod exercised;
+mod landed;
 mod unplanned;
 pub use streams::{check, check_stream};
 
@@ -51,6 +52,8 @@ pub struct Engine {
     seen: [u64; ROUTES],
     /// What happened to the nodes outside the fault plan.
     unplanned: unplanned::Unplanned,
+    /// How many of the planned faults landed.
+    landed: landed::Landed,
     /// Outcomes where the client library raised what it does not document: how many, and the
     /// first one's index and message.
     exceptions: (u64, Option<(u64, String)>),
@@ -143,6 +146,7 @@ impl Engine {
             events: 0,
             seen: [0; ROUTES],
             unplanned: unplanned::Unplanned::default(),
+            landed: landed::Landed::default(),
             exceptions: (0, None),
             resource_entries: 0,
             first_time: 0,
@@ -170,6 +174,7 @@ impl Engine {
         // (never inlined) was 1.4% of the check's instructions on a lock history.
         if bit.meets(Interests::NEMESIS) {
             self.unplanned.event(e);
+            self.landed.event(e);
         }
         let (lock, acquired) = self.derive(e);
         let cx = Context {
@@ -307,6 +312,7 @@ impl Engine {
             ));
             verdict.stats.insert("client_exceptions".into(), json!(n));
         }
+        self.landed.finish(&mut verdict);
         self.unplanned.finish(
             &mut verdict,
             self.times().map(|t| t.0),

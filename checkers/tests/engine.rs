@@ -283,6 +283,48 @@ fn a_run_that_exercised_nothing_is_unknown_with_the_reason() {
     );
 }
 
+/// A run whose every planned fault found nothing to strike tested none of the faults it asked
+/// for: unknown, with the count. One fault that landed is enough to judge the run.
+#[test]
+fn a_run_none_of_whose_planned_faults_landed_is_unknown() {
+    let cfg = CheckConfig::default();
+    let run = |starts: Vec<results::Event>| {
+        let mut events = vec![
+            invoke(1, Acquire).lock("l"),
+            ok(1, Acquire).lock("l").lease("L1"),
+        ];
+        events.extend(starts);
+        events.extend([invoke(1, Release).lock("l"), ok(1, Release).lock("l")]);
+        check(&history(events), Some(&[]), &cfg)
+    };
+    let skipped = run(vec![
+        start("pause-releasing").error("skipped: no release in flight"),
+        start("pause-releasing").error("skipped: no release in flight"),
+    ]);
+    assert_eq!(skipped.valid, Validity::Unknown);
+    assert!(
+        skipped.unknown_reasons[0].starts_with("none of the 2 planned faults landed"),
+        "{:?}",
+        skipped.unknown_reasons
+    );
+    assert_eq!(skipped.stats["faults"]["landed"], 0);
+    let one_landed = run(vec![
+        start("pause-releasing").error("skipped: no release in flight"),
+        start("pause-holder"),
+        stop("pause-holder"),
+    ]);
+    assert_eq!(
+        one_landed.valid,
+        Validity::Valid,
+        "{:?}",
+        one_landed.unknown_reasons
+    );
+    assert_eq!(one_landed.stats["faults"]["planned"], 2);
+    // A node that died outside the plan is not a planned fault.
+    let unplanned = run(vec![start("node-died"), stop("node-died")]);
+    assert!(unplanned.stats.get("faults").is_none());
+}
+
 /// Two holds overlap from the moment the second holder acquired, not from
 /// the first hold's start.
 #[test]

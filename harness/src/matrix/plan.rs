@@ -151,7 +151,10 @@ cells:
         );
         assert!(text.contains("pause-holder"), "{text}");
         assert!(text.contains("  none  "), "{text}");
-        assert!(text.contains("clusters: 0, one per run that needs servers"), "{text}");
+        assert!(
+            text.contains("clusters: 0, one per run that needs servers"),
+            "{text}"
+        );
         // Four runs of 2 + 1 + 12 s, two at a time.
         assert!(text.contains("expected wall: at most 30s"), "{text}");
     }

@@ -1,0 +1,50 @@
+//! Which of the run's planned faults landed (docs/design.md, "What a verdict may claim"). The
+//! nemesis records a fault that found nothing to strike (no holder, no acquire in flight within
+//! half its length) or could not be applied as a start carrying an error; a run that asked for
+//! faults and had none of them land tested none of what it asked, so its verdict is at best
+//! unknown. The outages outside the plan (`node-died`, `node-frozen`) are not planned faults.
+
+use results::fault::{NODE_DIED, NODE_FROZEN};
+use results::{EventRef, Verdict, F};
+use serde_json::json;
+
+/// The planned fault starts of a run: how many, and how many carried no error.
+#[derive(Debug, Default)]
+pub(super) struct Landed {
+    planned: u64,
+    landed: u64,
+}
+
+impl Landed {
+    /// One nemesis event.
+    pub(super) fn event(&mut self, e: &EventRef<'_>) {
+        let F::Start(fault) = &e.f else {
+            return;
+        };
+        if &**fault == NODE_DIED || &**fault == NODE_FROZEN {
+            return;
+        }
+        self.planned += 1;
+        self.landed += u64::from(e.error().is_none());
+    }
+
+    /// `stats.faults` (`planned`, `landed`), and the reason the verdict is unknown when none of
+    /// several planned faults landed.
+    pub(super) fn finish(&self, verdict: &mut Verdict) {
+        if self.planned == 0 {
+            return;
+        }
+        verdict.stats.insert(
+            "faults".into(),
+            json!({ "planned": self.planned, "landed": self.landed }),
+        );
+        if self.landed == 0 {
+            verdict.unknown_reasons.push(format!(
+                "none of the {} planned fault{} landed (each found nothing to strike or could \
+                 not be applied): the run tested none of the faults it asked for",
+                self.planned,
+                if self.planned == 1 { "" } else { "s" }
+            ));
+        }
+    }
+}
