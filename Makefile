@@ -8,10 +8,8 @@ CARGO ?= cargo
 ## milliseconds either way, and the release profile's fat LTO (for grids, benchmarks and
 ## artefacts: `cargo build --release`) takes three times as long to build. The node image builds
 ## (scripts/images start-node) while the rest of fencecheck compiles.
-## Both builds name a binary, not a package: cargo then resolves features over the whole
-## workspace both times, and the second build reuses every crate the first compiled.
 run: setup
-	$(CARGO) build --bin fencecheck-node-image
+	$(CARGO) build -p node-image --bin fencecheck-node-image
 	scripts/images start-node
 	$(CARGO) build --bin fencecheck
 	scripts/images wait

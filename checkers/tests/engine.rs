@@ -322,7 +322,7 @@ fn a_run_none_of_whose_planned_faults_landed_is_unknown() {
     assert_eq!(one_landed.stats["faults"]["planned"], 2);
     // A node that died outside the plan is not a planned fault.
     let unplanned = run(vec![start("node-died"), stop("node-died")]);
-    assert!(unplanned.stats.get("faults").is_none());
+    assert!(!unplanned.stats.contains_key("faults"));
 }
 
 /// Two holds overlap from the moment the second holder acquired, not from

@@ -1,11 +1,9 @@
 //! The node image: one local image holding etcd, ZooKeeper, Redis (+ sentinel), PostgreSQL and
 //! the network tools, built from Debian's packages because no registry may be reachable.
 //!
-//! Its tag carries a hash of the package list (`harness/image/packages.txt`, compiled in), so an
-//! edited list builds a new image and an unchanged one is reused. The client image
+//! Its list, tag and build are the `node-image` crate's (re-exported here); the client image
 //! ([`client`]) adds the lock libraries under test on top of it.
 
-pub mod build;
 pub mod client;
 pub mod crate_build;
 pub mod own_crate;
@@ -13,36 +11,11 @@ pub mod pin;
 pub mod version;
 pub mod wheels;
 
-pub use build::{build, BuildMethod, BuildOptions, ImageError};
 pub use client::{build_client, client_image_tag};
-
-use sha2::{Digest, Sha256};
-
-/// The package list of the node image, as compiled into this binary.
-pub const PACKAGES_TXT: &str = include_str!("../../image/packages.txt");
-
-/// Repository part of the node image's name.
-pub const IMAGE_REPOSITORY: &str = "fencecheck-node";
-
-/// The package names of a list (one per line, `#` comments and blank lines ignored).
-pub fn packages(list: &str) -> Vec<&str> {
-    list.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .collect()
-}
-
-/// `fencecheck-node:<first 12 hex digits of sha256 of the list file>`.
-pub fn tag_for(list: &str) -> String {
-    let digest = Sha256::digest(list.as_bytes());
-    let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-    format!("{IMAGE_REPOSITORY}:{hex}")
-}
-
-/// The tag of the node image this binary uses.
-pub fn node_image_tag() -> String {
-    tag_for(PACKAGES_TXT)
-}
+pub use node_image::{
+    build, node_image_tag, packages, tag_for, BuildMethod, BuildOptions, ImageError,
+    IMAGE_REPOSITORY, PACKAGES_TXT,
+};
 
 /// Whether an image is present locally, and what Docker says about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,28 +96,4 @@ pub fn file_in_image(tag: &str, path: &str) -> Option<String> {
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_tag_is_the_hash_of_the_list() {
-        assert_eq!(tag_for(""), "fencecheck-node:e3b0c44298fc");
-        assert_ne!(
-            tag_for("redis-server\n"),
-            tag_for("redis-server\netcd-server\n")
-        );
-        assert!(node_image_tag().starts_with("fencecheck-node:"));
-    }
-
-    #[test]
-    fn comments_and_blank_lines_are_not_packages() {
-        assert_eq!(
-            packages("# x\n\netcd-server\n  redis-server \n"),
-            ["etcd-server", "redis-server"]
-        );
-        assert!(packages(PACKAGES_TXT).contains(&"postgresql"));
-    }
 }

@@ -105,7 +105,7 @@ async fn status(docker: &containers::docker::Docker) -> anyhow::Result<u8> {
         let created = status.created.unwrap_or_default();
         println!("{tag}: present ({size:.2} GB, created {created})");
     }
-    println!("package list (harness/image/packages.txt, compiled in):");
+    println!("package list (node-image/packages.txt, compiled in):");
     let versions = if status.present {
         image::installed_versions(&tag, &image::packages(image::PACKAGES_TXT))
     } else {

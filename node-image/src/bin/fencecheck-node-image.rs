@@ -1,8 +1,8 @@
 //! `fencecheck-node-image`: builds the node image (the build of `fencecheck image build`, with its
-//! defaults), and nothing else. It needs only this crate, so `make run` builds it first and lets
-//! it fetch and install the image's packages while the rest of fencecheck compiles.
+//! defaults), and nothing else. It needs only this crate, so `make run` builds it first, in
+//! seconds, and lets it fetch and install the image's packages while fencecheck compiles.
 
-use containers::image::{self, BuildMethod, BuildOptions};
+use node_image::{self as image, BuildMethod, BuildOptions};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
