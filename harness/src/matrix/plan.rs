@@ -76,8 +76,8 @@ pub fn render(m: &Matrix, chosen: &[usize], jobs: usize, shard: Option<Shard>) -
     );
     let _ = writeln!(
         out,
-        "expected wall: at most {} ({} of runs; each run its time limit, its full recovery tail \
-         and {:.0} s of start-up and teardown)",
+        "expected wall: at most {} ({} of runs; each run its time limit, its full recovery tail, \
+         its longest hold and {:.0} s of start-up and teardown)",
         clock(wall(&durations, jobs)),
         clock(durations.iter().sum()),
         shard::STARTUP_SECS
@@ -155,7 +155,8 @@ cells:
             text.contains("clusters: 0, one per run that needs servers"),
             "{text}"
         );
-        // Four runs of 2 + 1 + 12 s, two at a time.
+        // Four runs of 2 + 1 + 12 s and a last hold of 1.5 × 75 ms (work is ttl / 4), two at a
+        // time.
         assert!(text.contains("expected wall: at most 30s"), "{text}");
     }
 

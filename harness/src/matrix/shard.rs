@@ -42,14 +42,17 @@ impl std::str::FromStr for Shard {
     }
 }
 
-/// The expected wall seconds of one cell: each seed's time limit + recovery + start-up.
+/// The expected wall seconds of one cell: the sum of its runs' ([`expected_secs_of`]).
 pub fn expected_secs(cell: &Cell) -> f64 {
     cell.plans.iter().map(expected_secs_of).sum()
 }
 
-/// The expected wall seconds of one run, its recovery tail at full length.
+/// The expected wall seconds of one run: its time limit, its recovery tail at full length, the
+/// longest hold a worker may have begun just before the end (it runs to its release), and the
+/// start-up.
 pub fn expected_secs_of(p: &TestPlan) -> f64 {
-    p.time_limit.get().as_secs_f64() + p.recovery.get().as_secs_f64() + STARTUP_SECS
+    let last_hold = p.work.get().as_secs_f64() * 1.5;
+    p.time_limit.get().as_secs_f64() + p.recovery.get().as_secs_f64() + last_hold + STARTUP_SECS
 }
 
 /// The shard (1-based) of each cell, given the cells' expected durations.
