@@ -45,12 +45,10 @@ pub struct EventRef<'a> {
     pub detail: Option<Box<Detail<'a>>>,
 }
 
-/// The fields of an event that few events have: a nemesis event's targets, an error. Kept
-/// inline they were 48 of an [`EventRef`]'s 280 bytes; out of line, the events a check holds
-/// are a seventh smaller, and an event with neither costs no allocation (one with either, one).
-/// The check of a history held in memory streams every event's bytes through the cache:
-/// vs_porcupine's engine at 7c40a19, given 48 bytes more per event, ran the same instructions
-/// with 16% more first-level cache misses (callgrind's cache simulation).
+/// The fields of an event that few events have: a nemesis event's targets, an error. Kept out of
+/// line, the events a check holds are smaller, and an event with neither costs no allocation
+/// (one with either, one): the check of a history held in memory streams every event's bytes
+/// through the cache (the measurement is in docs/performance.md).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Detail<'a> {
     /// What a nemesis event's fault hit (`value.targets`: workers, nodes, read by

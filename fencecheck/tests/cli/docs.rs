@@ -179,3 +179,97 @@ fn no_file_cites_a_file_that_is_not_in_the_repository() {
         "{bare:?} cite a design document by a name not in the repository"
     );
 }
+
+/// The comment part of a source line: after `//` in Rust, Go and Java, after `#` elsewhere.
+fn comment_of<'a>(file: &str, line: &'a str) -> Option<&'a str> {
+    let marker = if [".rs", ".go", ".java"].iter().any(|e| file.ends_with(e)) {
+        "//"
+    } else {
+        "#"
+    };
+    line.find(marker).map(|at| &line[at + marker.len()..])
+}
+
+/// A word that reads as a commit hash: git's short form (7 to 10 lowercase hex digits) or its
+/// full 40, with a digit and a letter. Lease ids and image tags (12, 16 digits) are not commits.
+fn looks_like_a_commit(word: &str) -> bool {
+    ((7..=10).contains(&word.len()) || word.len() == 40)
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && word.bytes().any(|b| b.is_ascii_digit())
+        && word.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+/// What in a comment points at history a person who clones the repository cannot see: a
+/// tracker's issue number (`issue 27`, `Issue #16`) or a commit hash.
+fn history_in(comment: &str) -> Option<String> {
+    let lower = comment.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(at) = lower[from..].find("issue") {
+        let rest = lower[from + at + 5..].trim_start_matches([' ', '#']);
+        if rest.starts_with(|c: char| c.is_ascii_digit()) {
+            return Some(comment.trim().to_string());
+        }
+        from += at + 5;
+    }
+    comment
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .find(|w| looks_like_a_commit(w))
+        .map(|w| format!("{w} in: {}", comment.trim()))
+}
+
+#[test]
+fn the_history_finder_sees_issue_numbers_and_commit_hashes_and_nothing_else() {
+    assert!(history_in(" Issue 27: a stall is one step").is_some());
+    assert!(history_in(" fixed in issue #16").is_some());
+    assert!(history_in(" as measured at 7c40a19 on a Tuesday").is_some());
+    assert!(history_in(" a keep-alive issue: renewals stop").is_none());
+    assert!(history_in(" 0xcbf29ce4 is the FNV offset; 2026-12-03").is_none());
+    assert!(history_in(" the decade 1234567 is only digits").is_none());
+    assert!(history_in(" lease worker-1:e8e1ba4ef35b8179, token 7").is_none());
+}
+
+#[test]
+fn no_source_comment_names_a_tracker_issue_or_a_commit() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = std::process::Command::new("git")
+        .args(["ls-files"])
+        .current_dir(&root)
+        .output()
+        .expect("git ls-files");
+    let source = |f: &str| {
+        [
+            ".rs", ".py", ".go", ".java", ".sh", ".yaml", ".yml", ".toml",
+        ]
+        .iter()
+        .any(|e| f.ends_with(e))
+            || f.ends_with("Makefile")
+            || f.starts_with("scripts/")
+            || f.starts_with(".ci/")
+    };
+    let mut found = Vec::new();
+    for file in String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|f| source(f))
+    {
+        // This file names the patterns it refuses.
+        if file == "fencecheck/tests/cli/docs.rs" {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(root.join(file)) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            if let Some(what) = comment_of(file, line).and_then(history_in) {
+                found.push(format!("{file}:{}: {what}", n + 1));
+            }
+            // Nor a test's name (`fn issue_27_...`).
+            let name = line.trim_start().strip_prefix("fn ").unwrap_or("");
+            if history_in(&name.replace('_', " ")).is_some() {
+                found.push(format!("{file}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+}
