@@ -6,6 +6,7 @@
 
 use crate::client::Completion;
 use futures::future::BoxFuture;
+use results::jsonl::JsonlWriter;
 use results::{ResourceEntry, WriteResult};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -63,6 +64,9 @@ pub struct MemoryResource {
     mode: MemoryMode,
     clock: results::RunClock,
     store: Arc<Mutex<Store>>,
+    /// Where each decision is appended as it is made, before it is applied and answered (the
+    /// run's `resource.jsonl`); none for a resource that only a test reads.
+    log: Option<Arc<JsonlWriter>>,
 }
 
 impl MemoryResource {
@@ -71,6 +75,16 @@ impl MemoryResource {
             mode,
             clock,
             store: Arc::default(),
+            log: None,
+        }
+    }
+
+    /// The same resource, appending each decision to `log` before applying and answering it,
+    /// as the resource server does: a decision the log could not take was not made.
+    pub fn logging_to(self, log: JsonlWriter) -> Self {
+        Self {
+            log: Some(Arc::new(log)),
+            ..self
         }
     }
 
@@ -83,7 +97,9 @@ impl MemoryResource {
             .clone()
     }
 
-    fn decide(&self, req: WriteRequest) -> WriteOutcome {
+    /// Decides `req`: recorded (in the log when there is one), then applied. A decision the log
+    /// could not take is neither applied nor answered: the error says why.
+    fn decide(&self, req: WriteRequest) -> Result<WriteOutcome, String> {
         let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
         let highest_before = store.highest.get(&req.key).copied();
         let stale = matches!((req.token, highest_before), (Some(t), Some(h)) if t < h);
@@ -92,15 +108,8 @@ impl MemoryResource {
         } else {
             WriteResult::Accepted
         };
-        if result.is_accepted() {
-            if let Some(t) = req.token {
-                let h = store.highest.entry(req.key.clone()).or_insert(t);
-                *h = (*h).max(t);
-            }
-        }
-        let seq = store.log.len() as u64;
-        store.log.push(ResourceEntry {
-            seq,
+        let entry = ResourceEntry {
+            seq: store.log.len() as u64,
             time: self.clock.now(),
             key: req.key,
             process: req.process,
@@ -111,18 +120,32 @@ impl MemoryResource {
             value: req.value,
             highest_before,
             result,
-        });
-        WriteOutcome {
+        };
+        if let Some(log) = &self.log {
+            log.append(&entry)
+                .map_err(|e| format!("the resource could not record its decision: {e}"))?;
+        }
+        if result.is_accepted() {
+            if let Some(t) = entry.token {
+                let h = store.highest.entry(entry.key.clone()).or_insert(t);
+                *h = (*h).max(t);
+            }
+        }
+        store.log.push(entry);
+        Ok(WriteOutcome {
             result,
             highest_before,
-        }
+        })
     }
 }
 
 impl ResourceWriter for MemoryResource {
     fn write(&mut self, req: WriteRequest) -> BoxFuture<'_, Completion<WriteOutcome>> {
-        let outcome = self.decide(req);
-        Box::pin(async move { Completion::Ok(outcome) })
+        let done = match self.decide(req) {
+            Ok(outcome) => Completion::Ok(outcome),
+            Err(why) => Completion::Fail(why),
+        };
+        Box::pin(async move { done })
     }
 }
 
@@ -167,5 +190,36 @@ mod tests {
         let c = none.write(req(1)).await;
         assert!(matches!(c, Completion::Ok(o) if o.result == WriteResult::Accepted));
         assert_eq!(none.log().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn each_decision_is_in_the_log_file_before_it_is_answered() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("resource.jsonl");
+        let clock = results::RunClock::start();
+        let mut r = MemoryResource::new(MemoryMode::Strict, clock)
+            .logging_to(JsonlWriter::create(&path).unwrap());
+        r.write(req(2)).await;
+        let lines = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(lines.lines().count(), 1, "{lines}");
+        r.write(req(1)).await;
+        assert!(std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("rejected-stale-fence"));
+    }
+
+    /// A full disk (`/dev/full` answers every write with ENOSPC): the decision is not made, not
+    /// applied and not answered as made.
+    #[tokio::test]
+    async fn a_decision_the_log_cannot_take_is_not_made() {
+        let clock = results::RunClock::start();
+        let mut r = MemoryResource::new(MemoryMode::Strict, clock)
+            .logging_to(JsonlWriter::append_to(std::path::Path::new("/dev/full")).unwrap());
+        match r.write(req(5)).await {
+            Completion::Fail(why) => assert!(why.contains("could not record"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(r.log().is_empty());
+        assert!(r.store.lock().unwrap().highest.is_empty());
     }
 }

@@ -128,3 +128,58 @@ fn the_recovery_tail_ends_once_every_worker_took_the_lock_again() {
     // The time limit is 2 s; a tail at its full length would record until 22 s.
     assert!(last < 12_000_000_000, "the history goes on until {last} ns");
 }
+
+/// A small tmpfs the test mounts (root only) and unmounts when dropped.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(name: &str, size: &str) -> Option<SmallDisk> {
+        let dir = root(name);
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(SmallDisk(dir))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// The run directory's disk fills mid-run: the run stops at the first write it cannot make
+/// (every fault healed, the plan cancelled), with exit 3 naming the file, and what it recorded
+/// until then stays readable, the resource's decisions included.
+#[test]
+fn a_run_whose_disk_fills_stops_at_the_first_write_it_cannot_make() {
+    let Some(disk) = SmallDisk::mount("full-disk", "200k") else {
+        panic!("cannot mount a tmpfs (this test needs root, as `make test` runs in CI)");
+    };
+    let yaml = BASE
+        .replace("time_limit: 2s", "time_limit: 120s")
+        .replace("seed: 11", "seed: 11\nnemesis: [pause-holder]");
+    let runs = disk.0.join("runs");
+    let out = run(&disk.0, &yaml, &[]);
+    let text = explain(&out);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(text.contains("No space left on device"), "{text}");
+    let dir = std::fs::canonicalize(runs.join("latest")).unwrap();
+    let log = std::fs::read_to_string(dir.join("harness.log")).unwrap();
+    assert!(
+        log.contains("cancelled: true"),
+        "the fault plan ran on: {log}"
+    );
+    let times: Vec<u64> = std::fs::read_to_string(dir.join("history.jsonl"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|e| e["time"].as_u64())
+        .collect();
+    // 200 kB hold a few seconds of this workload; a run that went on would record for 120 s.
+    assert!(*times.iter().max().unwrap() < 60_000_000_000);
+    let decisions = std::fs::read_to_string(dir.join("resource.jsonl")).unwrap();
+    assert!(decisions.lines().count() > 10, "{decisions}");
+}

@@ -324,12 +324,13 @@ impl Site for ContainerSite {
         &'a self,
         plan: &'a Plan,
         history: &'a HistoryWriter,
+        cancel: BoxFuture<'a, ()>,
     ) -> BoxFuture<'a, anyhow::Result<nemesis::Summary>> {
         Box::pin(async move {
             let nemesis = Nemesis::new(&self.control, &self.topology, history, self.clock)
                 .ending_at(self.time_limit)
                 .with_clock_faults(self.clock_faults);
-            Ok(nemesis.run(plan, std::future::pending::<()>()).await?)
+            Ok(nemesis.run(plan, cancel).await?)
         })
     }
 

@@ -36,11 +36,9 @@ use workloads::worker::WorkerLaunch;
 /// A run whose lock service, workers and resource are in this process.
 pub struct InProcessSite {
     clock: RunClock,
-    shared: Arc<Shared>,
     control: InProcessControl,
     topology: InProcessTopology,
     time_limit: Duration,
-    dir: RunDir,
 }
 
 impl InProcessSite {
@@ -63,28 +61,29 @@ impl InProcessSite {
         };
         let shared = Arc::new(Shared {
             service: MemoryLockService::new(MemoryKnobs::planting(&plan.memory_bugs)),
-            resource: MemoryResource::new(mode, clock),
+            // Each decision reaches resource.jsonl as it is made, as the resource server's does.
+            resource: MemoryResource::new(mode, clock).logging_to(
+                JsonlWriter::create(&dir.resource_log()).context("creating resource.jsonl")?,
+            ),
             counter: Arc::new(Plain::new("memory", Arc::new(MemoryCounter::default()))),
         });
         let launches: Vec<WorkerLaunch> = (0..plan.workers as usize)
             .map(|i| super::launch::worker_launch(plan, &super::deploy::worker_name(i)))
             .collect();
         let workers = Arc::new(
-            Workers::start_all(launches, shared.clone())
+            Workers::start_all(launches, shared)
                 .await
                 .context("starting the in-process workers")?,
         );
         log.line(&format!("{} in-process workers", workers.len()));
         Ok(InProcessSite {
             clock,
-            shared,
             topology: InProcessTopology {
                 workers: workers.names(),
                 moments,
             },
             control: InProcessControl { workers },
             time_limit: plan.time_limit.get(),
-            dir: dir.clone(),
         })
     }
 
@@ -134,11 +133,12 @@ impl Site for InProcessSite {
         &'a self,
         plan: &'a Plan,
         history: &'a HistoryWriter,
+        cancel: BoxFuture<'a, ()>,
     ) -> BoxFuture<'a, anyhow::Result<nemesis::Summary>> {
         Box::pin(async move {
             let nemesis = Nemesis::new(&self.control, &self.topology, history, self.clock)
                 .ending_at(self.time_limit);
-            Ok(nemesis.run(plan, std::future::pending::<()>()).await?)
+            Ok(nemesis.run(plan, cancel).await?)
         })
     }
 
@@ -150,11 +150,6 @@ impl Site for InProcessSite {
     fn finish(&self) -> BoxFuture<'_, anyhow::Result<()>> {
         Box::pin(async move {
             InProcessSite::workers(self).kill_all();
-            let out =
-                JsonlWriter::create(&self.dir.resource_log()).context("creating resource.jsonl")?;
-            for entry in self.shared.resource.log() {
-                out.append(&entry).context("writing resource.jsonl")?;
-            }
             Ok(())
         })
     }

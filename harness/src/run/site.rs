@@ -39,13 +39,13 @@ pub trait Site: Send + Sync {
         &'a self,
         plan: &'a Plan,
         history: &'a HistoryWriter,
+        cancel: BoxFuture<'a, ()>,
     ) -> BoxFuture<'a, anyhow::Result<nemesis::Summary>>;
 
     /// Starts watching the run for what nobody planned (nodes that die) until the returned
     /// guard is dropped; the deaths go to `history`.
     fn watch(&self, history: &Arc<HistoryWriter>) -> Box<dyn Send>;
 
-    /// Recording is over: what the site kept to itself (the in-process register's decisions)
-    /// goes into the run directory, and everything it started is removed.
+    /// Recording is over: everything the site started is removed.
     fn finish(&self) -> BoxFuture<'_, anyhow::Result<()>>;
 }

@@ -66,10 +66,21 @@ pub async fn record(
     let counter = matches!(plan.workload, Workload::Counter(_));
     let loops =
         (0..site.workers()).map(|i| supervise(site, i, &spec, &recorder, log, live, counter));
-    let workload = futures::future::join_all(loops);
+    // The first worker that cannot record (a full disk) ends the workload and the fault plan
+    // at once: nothing after it could be kept, and every fault is healed on the way out.
+    let failed = Arc::new(tokio::sync::Notify::new());
+    let stopped = failed.clone();
+    let workload = async {
+        let all = futures::future::try_join_all(loops).await;
+        if all.is_err() {
+            failed.notify_one();
+        }
+        all
+    };
     let limit = started + plan.time_limit.get().as_nanos() as u64;
     let faults = async {
-        let nemesis = site.faults(&plan.faults.plan, &history).await;
+        let cancel = Box::pin(async move { stopped.notified().await });
+        let nemesis = site.faults(&plan.faults.plan, &history, cancel).await;
         // Every fault is healed: the tail's cycles count from here, or from the time limit.
         lock(&settling).healed_at(clock.now().max(limit));
         nemesis
@@ -97,10 +108,7 @@ pub async fn record(
         () = ticker => unreachable!("the ticker never ends"),
     };
     log.line(&format!("nemesis: {nemesis:?}"));
-    let mut sessions = vec![];
-    for r in results {
-        sessions.extend(r?);
-    }
+    let mut sessions: Vec<Session> = results?.into_iter().flatten().collect();
     nemesis.context("the nemesis failed (every fault was healed)")?;
     if counter {
         // Every fault is healed and every loop is over: one last read of the counter.
