@@ -120,6 +120,13 @@ pub struct Context<'a> {
 }
 
 impl Context<'_> {
+    /// What the fault of nemesis event `e` hits: by its name, and for a name this build does not
+    /// know by its targets, a target being a worker when the history shows it acquiring under
+    /// that name.
+    pub fn fault_scope(&self, fault: &str, e: &EventRef<'_>) -> results::fault::Scope {
+        results::fault::scope_of(fault, e.targets(), |t| self.holds.latest().has_owner(t))
+    }
+
     /// The event's lock with its name.
     #[inline]
     pub fn lock_named(&self) -> Option<(LockId, &str)> {

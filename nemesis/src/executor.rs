@@ -5,7 +5,7 @@
 
 use crate::clock::{ClockFaults, ClockSetting};
 use crate::control::{ControlError, NodeControl, Signal, Topology};
-use crate::fault::FaultKind;
+use crate::fault::{Family, FaultKind};
 use crate::plan::{Plan, Step};
 use crate::targets::{resolve, Resolved};
 use results::jsonl::{HistoryWriter, JsonlError};
@@ -17,33 +17,6 @@ use std::time::Duration;
 
 mod heal;
 mod in_flight;
-
-/// Whether a fault's target is the current lock holder (found at its start, maybe waited for).
-fn is_holder_fault(fault: FaultKind) -> bool {
-    matches!(
-        fault,
-        FaultKind::PauseHolder
-            | FaultKind::KillHolder
-            | FaultKind::DeafenHolder
-            | FaultKind::MuteHolder
-            | FaultKind::ClockJump
-            | FaultKind::SlowNetwork
-            | FaultKind::LossyNetwork
-            | FaultKind::SlowReply
-            | FaultKind::ClientClockJump
-            | FaultKind::ClientClockSkew
-    )
-}
-
-/// Whether a fault waits for its target (a holder, a worker in flight) and so may start late.
-fn waits_for_target(fault: FaultKind) -> bool {
-    is_holder_fault(fault) || fault.is_in_flight()
-}
-
-/// A freeze of the service (every node, or the leader) whose drawn length is the point.
-fn is_stall(fault: FaultKind) -> bool {
-    matches!(fault, FaultKind::StallService | FaultKind::StallLeader)
-}
 
 /// How often a holder fault that found no holder asks again.
 const HOLDER_POLL: Duration = Duration::from_millis(20);
@@ -192,7 +165,8 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                     wait_until = wait_until.min(next);
                 }
                 let started = self.start(i, step, origin + wait_until).await?;
-                if started && (waits_for_target(step.fault) || is_stall(step.fault)) {
+                let stall = step.fault.family() == Family::Stall;
+                if started && (step.fault.aim().waits() || stall) {
                     late.insert(i, origin.elapsed().saturating_sub(at));
                 }
                 let mut st = self.state();
@@ -210,7 +184,7 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                 let fault = plan.steps[i].fault;
                 if let Some(late) = late
                     .remove(&i)
-                    .filter(|l| *l > HOLDER_POLL || is_stall(fault))
+                    .filter(|l| *l > HOLDER_POLL || fault.family() == Family::Stall)
                 {
                     let until = next.map_or(at + late, |n| n.min(at + late));
                     tokio::time::sleep_until(origin + until).await;
@@ -233,7 +207,7 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
         } else {
             (self.resolve_waiting(step, wait_until).await, Vec::new())
         };
-        if is_stall(step.fault) {
+        if step.fault.family() == Family::Stall {
             // The drawn length of a stall is what decides whether a lease survives it.
             how.push(("length_ms", (step.duration.as_millis() as u64).into()));
         }
@@ -326,7 +300,7 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
     /// all its work ahead of it: Kleppmann's case of a lock that expires early under a client
     /// that has just been granted it. At the deadline it takes whatever holder there is.
     async fn resolve_waiting(&self, step: &Step, deadline: tokio::time::Instant) -> Resolved {
-        let holder_fault = is_holder_fault(step.fault);
+        let holder_fault = step.fault.aim().waits();
         if step.fault == FaultKind::ClockJump {
             let before = self.topology.moments().await.holder;
             loop {

@@ -31,7 +31,7 @@ pub enum ScheduleError {
         place: Place,
         fault: FaultKind,
         provider: Provider,
-        why: &'static str,
+        why: String,
     },
     #[error("{place}: partition {fault} overlaps partition {other} of {other_place}; only one partition can be active at a time, start this one after the other stops")]
     OverlappingPartitions {

@@ -4,7 +4,9 @@
 
 use crate::clock::{ClockFaults, ClockSetting, LinkShaping};
 use crate::control::{InFlight, Moments, Signal, Topology};
+#[cfg(test)]
 use crate::fault::FaultKind;
+use crate::fault::{Aim, ClockMove, Mechanism, Shaping};
 use crate::grudge::Grudge;
 use crate::plan::Step;
 use rand::seq::SliceRandom;
@@ -44,166 +46,184 @@ fn majority(names: Vec<String>, pick: u64) -> Vec<String> {
     drawn
 }
 
-/// What `step` hits now: asks the topology for the holder / leader, or draws from its members
-/// with the step's `pick`.
+/// Who a fault hits, chosen by its aim: the targets, and the other side of a cut (the nodes a
+/// worker or the leader is cut from, the leader a follower stops hearing, the majority of
+/// halves).
+pub(crate) struct Aimed {
+    pub targets: Vec<String>,
+    pub others: Vec<String>,
+}
+
+impl Aimed {
+    fn one(target: String, others: Vec<String>) -> Aimed {
+        Aimed {
+            targets: vec![target],
+            others,
+        }
+    }
+}
+
+/// What `step` hits now ([`aim`]) and what it does to it ([`act`]).
 pub(crate) async fn resolve<T: Topology>(topo: &T, step: &Step, clock: &ClockFaults) -> Resolved {
-    let one = |name: Option<String>, why| match name {
-        Some(n) => Ok(n),
-        None => Err(Resolved::NoTarget(why)),
+    match aim(topo, step).await {
+        Ok(aimed) => act(step, clock, aimed),
+        Err(why) => Resolved::NoTarget(why),
+    }
+}
+
+/// The targets of `step` by its fault's aim: asks the topology for the holder, the leader or an
+/// operation in flight, or draws from its members with the step's `pick`.
+async fn aim<T: Topology>(topo: &T, step: &Step) -> Result<Aimed, &'static str> {
+    let pick = step.pick;
+    let one = |name: Option<String>, others: Vec<String>, why| {
+        name.map(|n| Aimed::one(n, others)).ok_or(why)
     };
-    let r = match step.fault {
-        FaultKind::PauseHolder
-        | FaultKind::KillHolder
-        | FaultKind::IsolateHolder
-        | FaultKind::DeafenHolder
-        | FaultKind::MuteHolder
-        | FaultKind::SlowNetwork
-        | FaultKind::LossyNetwork => one(topo.moments().await.holder, "no worker holds the lock"),
-        FaultKind::SlowReply => {
+    let aim = step.fault.aim();
+    match aim {
+        Aim::Holder => one(
+            topo.moments().await.holder,
+            topo.nodes(),
+            "no worker holds the lock",
+        ),
+        Aim::HolderElseAcquiring => {
             // The holder's renewals, or else an acquire whose grant will not be heard in time.
             let m = topo.moments().await;
-            let acquiring = pick_in_flight(m.acquiring, step.pick).map(|a| a.worker);
-            let target = m.holder.or(acquiring);
-            return match target {
-                Some(t) => Resolved::Links(clock.slow_reply, vec![t]),
-                None => Resolved::NoTarget("no worker holds the lock or is acquiring it"),
-            };
+            let acquiring = pick_in_flight(m.acquiring, pick).map(|a| a.worker);
+            one(
+                m.holder.or(acquiring),
+                topo.nodes(),
+                "no worker holds the lock or is acquiring it",
+            )
         }
-        FaultKind::ClientClockJump | FaultKind::ClientClockSkew => {
-            let Some(holder) = topo.moments().await.holder else {
-                return Resolved::NoTarget("no worker holds the lock");
-            };
-            return Resolved::Clock(client_clock(step, clock), vec![holder]);
-        }
-        FaultKind::PauseAcquiring
-        | FaultKind::KillAcquiring
-        | FaultKind::PauseReleasing
-        | FaultKind::IsolateReleasing
-        | FaultKind::PauseWaiter => {
+        Aim::AnyWorker => one(
+            pick_one(topo.workers(), pick),
+            topo.nodes(),
+            "there are no workers",
+        ),
+        Aim::Acquiring | Aim::Releasing | Aim::Waiter => {
             let m = topo.moments().await;
-            return match pick_in_flight(in_flight(&m, step.fault), step.pick) {
-                Some(caught) => strike(topo, step.fault, caught.worker),
-                None => Resolved::NoTarget(nobody_in_flight(step.fault)),
-            };
+            let caught = pick_in_flight(in_flight(&m, aim), pick).map(|c| c.worker);
+            one(caught, topo.nodes(), nobody_in_flight(aim))
         }
-        FaultKind::StallService => {
-            let nodes = topo.nodes();
-            if nodes.is_empty() {
-                return Resolved::NoTarget("there are no nodes");
-            }
-            return Resolved::Signal(Signal::Stop, nodes);
-        }
-        FaultKind::DeafenFollower => {
-            let Some(leader) = topo.leader().await else {
-                return Resolved::NoTarget("the system reports no leader");
-            };
+        Aim::AnyNode => one(
+            pick_one(topo.nodes(), pick),
+            Vec::new(),
+            "there are no nodes",
+        ),
+        Aim::Leader => one(
+            topo.leader().await,
+            topo.nodes(),
+            "the system reports no leader",
+        ),
+        Aim::Follower => {
+            let leader = topo.leader().await.ok_or("the system reports no leader")?;
             let followers: Vec<String> =
                 topo.nodes().into_iter().filter(|n| *n != leader).collect();
-            return match pick_one(followers, step.pick) {
-                Some(f) => Resolved::OneWay(Grudge::deafen(&f, &[leader]), vec![f]),
-                None => Resolved::NoTarget("the leader has no followers"),
-            };
+            one(
+                pick_one(followers, pick),
+                vec![leader],
+                "the leader has no followers",
+            )
         }
-        FaultKind::ClockJump => {
+        Aim::EveryNode => {
+            let nodes = topo.nodes();
+            if nodes.is_empty() {
+                return Err("there are no nodes");
+            }
+            Ok(Aimed {
+                targets: nodes,
+                others: Vec::new(),
+            })
+        }
+        Aim::MajorityWhileHeld => {
             // Kleppmann's case: the clocks jump while a client holds the lock, so that its key
             // expires early on a majority of the nodes that hold it.
             if topo.moments().await.holder.is_none() {
-                return Resolved::NoTarget("no worker holds the lock");
+                return Err("no worker holds the lock");
             }
-            let nodes = majority(topo.nodes(), step.pick);
+            let nodes = majority(topo.nodes(), pick);
             if nodes.is_empty() {
-                return Resolved::NoTarget("there are no nodes");
+                return Err("there are no nodes");
             }
-            let secs = clock.jump.as_secs_f64();
-            return Resolved::Clock(ClockSetting::Ahead { secs }, nodes);
+            Ok(Aimed {
+                targets: nodes,
+                others: Vec::new(),
+            })
         }
-        FaultKind::ClockSkew => {
-            let factor = clock.skew;
-            return match pick_one(topo.nodes(), step.pick) {
-                Some(n) => Resolved::Clock(ClockSetting::Fast { factor }, vec![n]),
-                None => Resolved::NoTarget("there are no nodes"),
-            };
-        }
-        FaultKind::PauseWorker | FaultKind::KillWorker | FaultKind::IsolateWorker => {
-            one(pick_one(topo.workers(), step.pick), "there are no workers")
-        }
-        FaultKind::PauseNode | FaultKind::KillNode => {
-            one(pick_one(topo.nodes(), step.pick), "there are no nodes")
-        }
-        FaultKind::PauseLeader
-        | FaultKind::KillLeader
-        | FaultKind::IsolateLeader
-        | FaultKind::StallLeader
-        | FaultKind::Failover => one(topo.leader().await, "the system reports no leader"),
-        FaultKind::IsolateResource => one(topo.resource(), "the resource is not a container"),
-        FaultKind::Halves | FaultKind::MajoritiesRing => Ok(String::new()),
-    };
-    let target = match r {
-        Ok(t) => t,
-        Err(no) => return no,
-    };
-    match step.fault {
-        FaultKind::PauseHolder
-        | FaultKind::PauseWorker
-        | FaultKind::PauseNode
-        | FaultKind::PauseLeader
-        | FaultKind::StallLeader
-        | FaultKind::Failover => Resolved::Signal(Signal::Stop, vec![target]),
-        FaultKind::KillHolder
-        | FaultKind::KillWorker
-        | FaultKind::KillNode
-        | FaultKind::KillLeader => Resolved::Signal(Signal::Kill, vec![target]),
-        FaultKind::IsolateLeader => {
-            Resolved::Partition(Grudge::isolate(&target, &topo.nodes()), vec![target])
-        }
-        FaultKind::IsolateWorker | FaultKind::IsolateHolder => {
-            Resolved::Partition(Grudge::isolate_worker(&target, &topo.nodes()), vec![target])
-        }
-        FaultKind::DeafenHolder => {
-            Resolved::OneWay(Grudge::deafen(&target, &topo.nodes()), vec![target])
-        }
-        FaultKind::MuteHolder => {
-            Resolved::OneWay(Grudge::mute(&target, &topo.nodes()), vec![target])
-        }
-        FaultKind::SlowNetwork => Resolved::Links(clock.slow, vec![target]),
-        FaultKind::LossyNetwork => Resolved::Links(LinkShaping::lossy(), vec![target]),
-        // resolved above
-        FaultKind::DeafenFollower
-        | FaultKind::ClockJump
-        | FaultKind::ClockSkew
-        | FaultKind::SlowReply
-        | FaultKind::ClientClockJump
-        | FaultKind::ClientClockSkew
-        | FaultKind::PauseAcquiring
-        | FaultKind::KillAcquiring
-        | FaultKind::PauseReleasing
-        | FaultKind::IsolateReleasing
-        | FaultKind::PauseWaiter
-        | FaultKind::StallService => Resolved::NoTarget("resolved before the target match"),
-        FaultKind::IsolateResource => {
+        Aim::Resource => {
             let mut others = topo.workers();
             others.extend(topo.nodes());
-            Resolved::Partition(Grudge::isolate_resource(&target, &others), vec![target])
+            one(topo.resource(), others, "the resource is not a container")
         }
-        FaultKind::Halves => {
-            let nodes = shuffled(topo.nodes(), step.pick);
-            let minority = nodes[..nodes.len() / 2].to_vec();
-            Resolved::Partition(Grudge::halves(&nodes), minority)
+        Aim::Halves => {
+            let mut nodes = shuffled(topo.nodes(), pick);
+            let majority = nodes.split_off(nodes.len() / 2);
+            Ok(Aimed {
+                targets: nodes,
+                others: majority,
+            })
         }
-        FaultKind::MajoritiesRing => {
-            let nodes = shuffled(topo.nodes(), step.pick);
-            Resolved::Partition(Grudge::majorities_ring(&nodes), nodes)
+        Aim::Ring => Ok(Aimed {
+            targets: shuffled(topo.nodes(), pick),
+            others: Vec::new(),
+        }),
+    }
+}
+
+/// What `step`'s fault does to the targets it aimed at, by its mechanism.
+pub(crate) fn act(step: &Step, clock: &ClockFaults, aimed: Aimed) -> Resolved {
+    let Aimed { targets, others } = aimed;
+    let first = targets.first().cloned().unwrap_or_default();
+    match step.fault.mechanism() {
+        Mechanism::Freeze => Resolved::Signal(Signal::Stop, targets),
+        Mechanism::Kill => Resolved::Signal(Signal::Kill, targets),
+        Mechanism::Cut => {
+            let grudge = match step.fault.aim() {
+                Aim::Leader | Aim::AnyNode | Aim::Follower => Grudge::isolate(&first, &others),
+                Aim::Resource => Grudge::isolate_resource(&first, &others),
+                Aim::Halves => {
+                    let nodes: Vec<String> = targets.iter().chain(&others).cloned().collect();
+                    Grudge::halves(&nodes)
+                }
+                Aim::Ring | Aim::EveryNode | Aim::MajorityWhileHeld => {
+                    Grudge::majorities_ring(&targets)
+                }
+                Aim::Holder
+                | Aim::HolderElseAcquiring
+                | Aim::AnyWorker
+                | Aim::Acquiring
+                | Aim::Releasing
+                | Aim::Waiter => Grudge::isolate_worker(&first, &others),
+            };
+            Resolved::Partition(grudge, targets)
         }
+        Mechanism::Deafen => Resolved::OneWay(Grudge::deafen(&first, &others), targets),
+        Mechanism::Mute => Resolved::OneWay(Grudge::mute(&first, &others), targets),
+        Mechanism::ServerClock(ClockMove::Jump) => Resolved::Clock(
+            ClockSetting::Ahead {
+                secs: clock.jump.as_secs_f64(),
+            },
+            targets,
+        ),
+        Mechanism::ServerClock(ClockMove::Skew) => {
+            Resolved::Clock(ClockSetting::Fast { factor: clock.skew }, targets)
+        }
+        Mechanism::ClientClock(how) => {
+            Resolved::Clock(client_clock(how, step.pick, clock), targets)
+        }
+        Mechanism::Link(Shaping::Slow) => Resolved::Links(clock.slow, targets),
+        Mechanism::Link(Shaping::Lossy) => Resolved::Links(LinkShaping::lossy(), targets),
+        Mechanism::Link(Shaping::HoldReplies) => Resolved::Links(clock.slow_reply, targets),
     }
 }
 
 /// The workers an in-flight fault may strike now: acquiring (any acquire in flight),
 /// releasing, or waiting (an acquire in flight while another worker holds the lock).
-pub(crate) fn in_flight(m: &Moments, fault: FaultKind) -> Vec<InFlight> {
-    match fault {
-        FaultKind::PauseAcquiring | FaultKind::KillAcquiring => m.acquiring.clone(),
-        FaultKind::PauseReleasing | FaultKind::IsolateReleasing => m.releasing.clone(),
-        FaultKind::PauseWaiter => m.waiting(),
+pub(crate) fn in_flight(m: &Moments, aim: Aim) -> Vec<InFlight> {
+    match aim {
+        Aim::Acquiring => m.acquiring.clone(),
+        Aim::Releasing => m.releasing.clone(),
+        Aim::Waiter => m.waiting(),
         _ => Vec::new(),
     }
 }
@@ -216,37 +236,34 @@ pub(crate) fn pick_in_flight(mut caught: Vec<InFlight>, pick: u64) -> Option<InF
 }
 
 /// Why an in-flight fault found no target.
-pub(crate) fn nobody_in_flight(fault: FaultKind) -> &'static str {
-    match fault {
-        FaultKind::PauseReleasing | FaultKind::IsolateReleasing => {
-            "no worker's release was in flight"
-        }
-        FaultKind::PauseWaiter => "no worker was waiting for a held lock",
+pub(crate) fn nobody_in_flight(aim: Aim) -> &'static str {
+    match aim {
+        Aim::Releasing => "no worker's release was in flight",
+        Aim::Waiter => "no worker was waiting for a held lock",
         _ => "no worker's acquire was in flight",
     }
 }
 
 /// What an in-flight fault does to the worker it caught.
-pub(crate) fn strike<T: Topology>(topo: &T, fault: FaultKind, worker: String) -> Resolved {
-    match fault {
-        FaultKind::KillAcquiring => Resolved::Signal(Signal::Kill, vec![worker]),
-        FaultKind::IsolateReleasing => {
-            Resolved::Partition(Grudge::isolate_worker(&worker, &topo.nodes()), vec![worker])
-        }
-        _ => Resolved::Signal(Signal::Stop, vec![worker]),
-    }
+pub(crate) fn strike<T: Topology>(
+    topo: &T,
+    step: &Step,
+    clock: &ClockFaults,
+    worker: String,
+) -> Resolved {
+    act(step, clock, Aimed::one(worker, topo.nodes()))
 }
 
 /// A client clock fault's setting: its direction drawn with the step's `pick` (even: forward,
 /// odd: backward).
-fn client_clock(step: &Step, clock: &ClockFaults) -> ClockSetting {
-    let forward = step.pick.is_multiple_of(2);
-    match step.fault {
-        FaultKind::ClientClockSkew if forward => ClockSetting::Fast { factor: clock.skew },
-        FaultKind::ClientClockSkew => ClockSetting::Fast {
+fn client_clock(how: ClockMove, pick: u64, clock: &ClockFaults) -> ClockSetting {
+    let forward = pick.is_multiple_of(2);
+    match how {
+        ClockMove::Skew if forward => ClockSetting::Fast { factor: clock.skew },
+        ClockMove::Skew => ClockSetting::Fast {
             factor: 1.0 / clock.skew,
         },
-        _ => {
+        ClockMove::Jump => {
             let secs = clock.jump.as_secs_f64();
             ClockSetting::Ahead {
                 secs: if forward { secs } else { -secs },

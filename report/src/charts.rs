@@ -186,17 +186,17 @@ mod tests {
     fn fault_periods_are_shaded_in_every_panel() {
         let series = Series::build(&[], 10_000_000_000);
         let faults = [Fault {
-            name: "partition-halves".into(),
+            name: "halves".into(),
             start: 2_000_000_000,
             end: 4_000_000_000,
             targets: vec![],
         }];
         let svg = latency_svg(&series, &faults);
-        assert_eq!(svg.matches(fault_color("partition").1).count(), 3);
+        assert_eq!(svg.matches(fault_color("halves").1).count(), 3);
         assert!(svg.contains("no completed operations"));
         assert_eq!(
             throughput_svg(&series, &faults)
-                .matches(fault_color("partition").1)
+                .matches(fault_color("halves").1)
                 .count(),
             1
         );

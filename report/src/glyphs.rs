@@ -3,43 +3,46 @@
 //! place so the page's legend, the standalone SVG and the lanes cannot drift apart.
 
 use super::timeline::{MarkKind, WriteOutcome};
+use results::fault::Family;
 
-/// The colours of a fault by its name: (strong, light).
+/// The colours of a fault by its name: (strong, light), one pair per family of the fault table,
+/// so a fault whose point is its moment or its drawn length reads apart from its plainer kin.
 pub fn fault_color(name: &str) -> (&'static str, &'static str) {
-    let n = name.to_ascii_lowercase();
-    // A fault that struck an operation in flight, a stall of the whole service shorter than
-    // the lease, a reply held back and a client's own clock each read apart from their plainer
-    // kin (a pause, a node pause, a slow link, a server's clock).
-    if n.contains("acquiring") || n.contains("releasing") || n.contains("waiter") {
-        ("#be185d", "#fce7f3")
-    } else if n.contains("stall") {
-        ("#92400e", "#fde68a")
-    } else if n.contains("reply") {
-        ("#0e7490", "#cffafe")
-    } else if n.contains("client-clock") {
-        ("#4338ca", "#e0e7ff")
-    } else if n.contains("pause") || n.contains("stop") || n.contains("frozen") {
-        ("#d97706", "#fef3c7")
-    } else if [
-        "partition",
-        "isolate",
-        "halves",
-        "ring",
-        "grudge",
-        "deafen",
-        "mute",
-    ]
-    .iter()
-    .any(|w| n.contains(w))
-    {
-        ("#7c3aed", "#ede9fe")
-    } else if n.contains("kill") || n.contains("crash") {
-        ("#dc2626", "#fee2e2")
-    } else if n.contains("clock") {
-        ("#2563eb", "#dbeafe")
-    } else {
-        ("#0f766e", "#ccfbf1")
+    family_color(Family::of(name))
+}
+
+/// The colours of one family of faults: (strong, light).
+pub fn family_color(family: Family) -> (&'static str, &'static str) {
+    match family {
+        Family::InFlight => ("#be185d", "#fce7f3"),
+        Family::Stall => ("#92400e", "#fde68a"),
+        Family::Reply => ("#0e7490", "#cffafe"),
+        Family::ClientClock => ("#4338ca", "#e0e7ff"),
+        Family::Pause => ("#d97706", "#fef3c7"),
+        Family::Partition => ("#7c3aed", "#ede9fe"),
+        Family::Kill => ("#dc2626", "#fee2e2"),
+        Family::ServerClock => ("#2563eb", "#dbeafe"),
+        Family::Link => ("#0f766e", "#ccfbf1"),
+        Family::Other => ("#57534e", "#e7e5e4"),
     }
+}
+
+/// The hatch a worker's lane shows under a fault on it: the pause, partition and kill families
+/// have their own, every other fault the `other` hatch.
+pub const HATCHES: [(&str, Family); 4] = [
+    ("pause", Family::Pause),
+    ("partition", Family::Partition),
+    ("kill", Family::Kill),
+    ("other", Family::Link),
+];
+
+/// The hatch of a fault by its name (one of [`HATCHES`]).
+pub fn hatch_of(name: &str) -> &'static str {
+    let family = Family::of(name);
+    HATCHES
+        .iter()
+        .find(|(_, f)| *f == family)
+        .map_or("other", |(class, _)| class)
 }
 
 /// Marker shapes centred on (0,0); the legend uses the same ones.

@@ -8,7 +8,9 @@
 
 use std::fmt::Write as _;
 
-use super::glyphs::{fault_color, legend, mark_shape, ring, write_shape};
+use super::glyphs::{
+    family_color, fault_color, hatch_of, legend, mark_shape, ring, write_shape, HATCHES,
+};
 use super::markup::{esc, px, secs};
 use super::timeline::{HoldEnd, Timeline, WriteMark};
 
@@ -110,12 +112,8 @@ pub fn plot(t: &Timeline) -> String {
     let width = X0 + PLOT_W + PAD;
     let mut s = String::with_capacity(64 * 1024);
     s.push_str(r##"<defs>"##);
-    for (name, strong, light) in [
-        ("pause", "#d97706", "#fef3c7"),
-        ("partition", "#7c3aed", "#ede9fe"),
-        ("kill", "#dc2626", "#fee2e2"),
-        ("other", "#0f766e", "#ccfbf1"),
-    ] {
+    for (name, family) in HATCHES {
+        let (strong, light) = family_color(family);
         let _ = write!(
             s,
             r##"<pattern id="hatch-{name}" width="7" height="7" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="7" height="7" fill="{light}"/><rect width="2.5" height="7" fill="{strong}" opacity=".35"/></pattern>"##
@@ -181,10 +179,7 @@ pub fn plot(t: &Timeline) -> String {
     for (i, lane) in t.lanes.iter().enumerate() {
         let y = LANES_Y + i as f64 * LANE_H;
         for f in &lane.faulted {
-            let class = ["pause", "partition", "kill"]
-                .into_iter()
-                .find(|c| fault_color(&f.label) == fault_color(c))
-                .unwrap_or("other");
+            let class = hatch_of(&f.label);
             let w = ((f.end - f.start) as f64 / 1e9 * pps).max(1.5);
             let _ = write!(
                 s,

@@ -134,175 +134,372 @@ pub const ALL_FAULTS: [FaultKind; 32] = [
     FaultKind::ClientClockSkew,
 ];
 
-impl FaultKind {
-    pub fn name(self) -> &'static str {
+/// How a fault acts on its targets: the mechanism the nemesis applies at the start and undoes
+/// at the heal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mechanism {
+    /// SIGSTOP every process of the target; SIGCONT at the heal.
+    Freeze,
+    /// SIGKILL; the target is restarted at the heal (a node with its data, a worker fresh).
+    Kill,
+    /// iptables rules both ways (a grudge); partitions may not overlap, their heal is a flush.
+    Cut,
+    /// One way: the target hears nothing from the other side, while what it sends arrives.
+    Deafen,
+    /// One way: the other side hears nothing from the target, while the target hears it.
+    Mute,
+    /// libfaketime on lock-service nodes, which only reaches servers that read the time through
+    /// libc.
+    ServerClock(ClockMove),
+    /// libfaketime in the lock client's container, which only reaches clients that read the time
+    /// through libc; the direction is drawn.
+    ClientClock(ClockMove),
+    /// The run's link proxy (started only for these) shapes the target's links.
+    Link(Shaping),
+}
+
+/// How a clock fault moves a wall clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClockMove {
+    /// Set off the real time by a fixed amount.
+    Jump,
+    /// Running faster (or slower) than real time.
+    Skew,
+}
+
+/// How the link proxy shapes a target's links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Shaping {
+    /// Every chunk either way delayed.
+    Slow,
+    /// Connections broken at random.
+    Lossy,
+    /// Replies held back past the client's timeout, requests passed at once.
+    HoldReplies,
+}
+
+impl Mechanism {
+    /// The mechanism of a fault as the history names it; `None` for a name this build does not
+    /// know.
+    pub fn of(name: &str) -> Option<Mechanism> {
+        name.parse::<FaultKind>().ok().map(FaultKind::mechanism)
+    }
+}
+
+/// How a fault's targets are chosen at its start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Aim {
+    /// The worker that holds the lock (waited for when nobody does).
+    Holder,
+    /// The holder, else a worker whose acquire is in flight.
+    HolderElseAcquiring,
+    /// A worker drawn with the step's pick.
+    AnyWorker,
+    /// A worker whose acquire is in flight, struck after a delay drawn within its recent
+    /// acquire latency.
+    Acquiring,
+    /// A worker whose release is in flight.
+    Releasing,
+    /// A worker blocked in acquire while another holds the lock.
+    Waiter,
+    /// A lock-service node drawn with the step's pick.
+    AnyNode,
+    /// The leader / master, asked of the system.
+    Leader,
+    /// A follower drawn with the step's pick, cut from the leader.
+    Follower,
+    /// Every lock-service node.
+    EveryNode,
+    /// A drawn majority of the nodes, while a worker holds the lock.
+    MajorityWhileHeld,
+    /// The protected resource's container.
+    Resource,
+    /// The nodes split into a minority and a majority.
+    Halves,
+    /// Every node in a ring of overlapping majorities.
+    Ring,
+}
+
+impl Aim {
+    /// Whether the fault strikes a worker in the middle of one operation of the lock protocol,
+    /// found in the live history at fault time.
+    pub fn is_in_flight(self) -> bool {
+        matches!(self, Aim::Acquiring | Aim::Releasing | Aim::Waiter)
+    }
+
+    /// Whether the fault waits for a holder or a worker in flight, and so may start late.
+    pub fn waits(self) -> bool {
+        self.is_in_flight()
+            || matches!(
+                self,
+                Aim::Holder | Aim::HolderElseAcquiring | Aim::MajorityWhileHeld
+            )
+    }
+
+    /// What a fault with this aim hits, as far as a lock can tell.
+    pub fn scope(self) -> Scope {
         match self {
-            FaultKind::PauseHolder => "pause-holder",
-            FaultKind::PauseWorker => "pause-worker",
-            FaultKind::KillHolder => "kill-holder",
-            FaultKind::KillWorker => "kill-worker",
-            FaultKind::PauseNode => "pause-node",
-            FaultKind::PauseLeader => "pause-leader",
-            FaultKind::KillNode => "kill-node",
-            FaultKind::KillLeader => "kill-leader",
-            FaultKind::IsolateLeader => "isolate-leader",
-            FaultKind::Halves => "halves",
-            FaultKind::MajoritiesRing => "majorities-ring",
-            FaultKind::IsolateWorker => "isolate-worker",
-            FaultKind::IsolateHolder => "isolate-holder",
-            FaultKind::IsolateResource => "isolate-resource",
-            FaultKind::Failover => "failover",
-            FaultKind::DeafenHolder => "deafen-holder",
-            FaultKind::MuteHolder => "mute-holder",
-            FaultKind::DeafenFollower => "deafen-follower",
-            FaultKind::ClockJump => "clock-jump",
-            FaultKind::ClockSkew => "clock-skew",
-            FaultKind::SlowNetwork => "slow-network",
-            FaultKind::LossyNetwork => "lossy-network",
-            FaultKind::PauseAcquiring => "pause-acquiring",
-            FaultKind::KillAcquiring => "kill-acquiring",
-            FaultKind::PauseReleasing => "pause-releasing",
-            FaultKind::IsolateReleasing => "isolate-releasing",
-            FaultKind::PauseWaiter => "pause-waiter",
-            FaultKind::StallService => "stall-service",
-            FaultKind::StallLeader => "stall-leader",
-            FaultKind::SlowReply => "slow-reply",
-            FaultKind::ClientClockJump => "client-clock-jump",
-            FaultKind::ClientClockSkew => "client-clock-skew",
+            Aim::Holder
+            | Aim::HolderElseAcquiring
+            | Aim::AnyWorker
+            | Aim::Acquiring
+            | Aim::Releasing
+            | Aim::Waiter => Scope::Workers,
+            Aim::Resource => Scope::Resource,
+            Aim::AnyNode
+            | Aim::Leader
+            | Aim::Follower
+            | Aim::EveryNode
+            | Aim::MajorityWhileHeld
+            | Aim::Halves
+            | Aim::Ring => Scope::LockService,
         }
+    }
+}
+
+/// What the report colours and labels a fault by: plain kin share a family, and a fault whose
+/// point is the moment it strikes or the length it is drawn reads apart from them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// A process frozen (a worker or a node).
+    Pause,
+    /// A process killed.
+    Kill,
+    /// Traffic cut, either way or one way.
+    Partition,
+    /// A worker struck in the middle of an acquire or a release.
+    InFlight,
+    /// The service (or its leader) frozen for less than the lease.
+    Stall,
+    /// Replies held back past the client's timeout.
+    Reply,
+    /// A lock-service node's wall clock moved.
+    ServerClock,
+    /// A lock client's wall clock moved.
+    ClientClock,
+    /// Links made slow or lossy.
+    Link,
+    /// A fault this build does not know by name.
+    Other,
+}
+
+impl Family {
+    /// The family of a fault as the history names it, unplanned faults of the nodes included;
+    /// [`Family::Other`] for a name this build does not know.
+    pub fn of(name: &str) -> Family {
+        match name.parse::<FaultKind>() {
+            Ok(f) => f.family(),
+            Err(_) if name == NODE_FROZEN => Family::Pause,
+            Err(_) if name == NODE_DIED => Family::Kill,
+            Err(_) => Family::Other,
+        }
+    }
+
+    /// The words the report's legend uses for the family.
+    pub fn label(self) -> &'static str {
+        match self {
+            Family::Pause => "pause",
+            Family::Kill => "kill",
+            Family::Partition => "partition",
+            Family::InFlight => "struck in flight",
+            Family::Stall => "service stall",
+            Family::Reply => "replies held back",
+            Family::ServerClock => "server clock",
+            Family::ClientClock => "client clock",
+            Family::Link => "slow or lossy link",
+            Family::Other => "other fault",
+        }
+    }
+}
+
+/// What a system must offer for a fault to act on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Needs {
+    /// Worker processes only: every system has them, the in-process one too.
+    Workers,
+    /// Nodes, a network or links of a system with servers.
+    Servers,
+    /// A leader or master.
+    Leader,
+    /// Nodes that form a quorum a partition could split.
+    Quorum,
+    /// A leader whose followers replicate from it.
+    Replication,
+    /// Automatic failover.
+    Failover,
+    /// Servers whose wall clocks libfaketime reaches.
+    FakeServerClock,
+    /// Clients that reach the lock through the link proxy.
+    RepliesThroughProxy,
+}
+
+/// How `fencecheck replay` and `reproduce` express a fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReplayForm {
+    /// A step of the worker it hit (`pause`, `kill`, `isolate`, `slow-reply` ...).
+    Worker,
+    /// A `nemesis:` step on the nodes it hit (`pause`, `stall-service` ...).
+    Service,
+    /// A step that sends the operation and strikes it (`pause-acquiring after 5ms`); reproduce
+    /// names it for the user to write in place of the operation's step.
+    InFlight,
+    /// No step expresses it.
+    None,
+}
+
+/// A fault's length when a schedule gives none, drawn between two bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Length {
+    /// Between `lo` and `hi` quarters of the ttl (one length when they are equal).
+    Ttl { lo: u32, hi: u32 },
+    /// A fixed number of seconds: long enough for an election or a failover to happen.
+    Secs(u64),
+}
+
+/// One row of the table: every fact of a fault, so a new fault is one new row and its action.
+struct Row {
+    name: &'static str,
+    mechanism: Mechanism,
+    aim: Aim,
+    family: Family,
+    length: Length,
+    needs: Needs,
+    replay: ReplayForm,
+}
+
+/// A pause outlives the lease.
+const TWO_TTL: Length = Length::Ttl { lo: 8, hi: 8 };
+/// A killed worker or node is restarted after one ttl; a clock jump acts at its start and the
+/// heal sets the clock back.
+const ONE_TTL: Length = Length::Ttl { lo: 4, hi: 4 };
+/// A stall of the service is shorter than the lease, between ttl / 4 and 3 ttl / 4, so that a
+/// lock which keeps its lease alive correctly survives it while one that lets it lapse does not.
+const STALL: Length = Length::Ttl { lo: 1, hi: 3 };
+const TEN_SECS: Length = Length::Secs(10);
+
+impl FaultKind {
+    #[rustfmt::skip]
+    fn row(self) -> Row {
+        use Aim as A;
+        use Family as Fam;
+        use Mechanism as M;
+        use Needs as N;
+        use ReplayForm as R;
+        let row = |name, mechanism, aim, family, length, needs, replay| Row {
+            name,
+            mechanism,
+            aim,
+            family,
+            length,
+            needs,
+            replay,
+        };
+        match self {
+            FaultKind::PauseHolder => row("pause-holder", M::Freeze, A::Holder, Fam::Pause, TWO_TTL, N::Workers, R::Worker),
+            FaultKind::PauseWorker => row("pause-worker", M::Freeze, A::AnyWorker, Fam::Pause, TWO_TTL, N::Workers, R::Worker),
+            FaultKind::KillHolder => row("kill-holder", M::Kill, A::Holder, Fam::Kill, ONE_TTL, N::Workers, R::Worker),
+            FaultKind::KillWorker => row("kill-worker", M::Kill, A::AnyWorker, Fam::Kill, ONE_TTL, N::Workers, R::Worker),
+            FaultKind::PauseNode => row("pause-node", M::Freeze, A::AnyNode, Fam::Pause, TEN_SECS, N::Servers, R::Service),
+            FaultKind::PauseLeader => row("pause-leader", M::Freeze, A::Leader, Fam::Pause, TEN_SECS, N::Leader, R::Service),
+            FaultKind::KillNode => row("kill-node", M::Kill, A::AnyNode, Fam::Kill, TEN_SECS, N::Servers, R::None),
+            FaultKind::KillLeader => row("kill-leader", M::Kill, A::Leader, Fam::Kill, TEN_SECS, N::Leader, R::None),
+            FaultKind::IsolateLeader => row("isolate-leader", M::Cut, A::Leader, Fam::Partition, TEN_SECS, N::Leader, R::None),
+            FaultKind::Halves => row("halves", M::Cut, A::Halves, Fam::Partition, TEN_SECS, N::Quorum, R::None),
+            FaultKind::MajoritiesRing => row("majorities-ring", M::Cut, A::Ring, Fam::Partition, TEN_SECS, N::Quorum, R::None),
+            FaultKind::IsolateWorker => row("isolate-worker", M::Cut, A::AnyWorker, Fam::Partition, TEN_SECS, N::Servers, R::Worker),
+            FaultKind::IsolateHolder => row("isolate-holder", M::Cut, A::Holder, Fam::Partition, TEN_SECS, N::Servers, R::Worker),
+            FaultKind::IsolateResource => row("isolate-resource", M::Cut, A::Resource, Fam::Partition, TEN_SECS, N::Servers, R::None),
+            FaultKind::Failover => row("failover", M::Freeze, A::Leader, Fam::Pause, TEN_SECS, N::Failover, R::None),
+            FaultKind::DeafenHolder => row("deafen-holder", M::Deafen, A::Holder, Fam::Partition, TEN_SECS, N::Servers, R::None),
+            FaultKind::MuteHolder => row("mute-holder", M::Mute, A::Holder, Fam::Partition, TEN_SECS, N::Servers, R::None),
+            FaultKind::DeafenFollower => row("deafen-follower", M::Deafen, A::Follower, Fam::Partition, TEN_SECS, N::Replication, R::None),
+            FaultKind::ClockJump => row("clock-jump", M::ServerClock(ClockMove::Jump), A::MajorityWhileHeld, Fam::ServerClock, ONE_TTL, N::FakeServerClock, R::None),
+            FaultKind::ClockSkew => row("clock-skew", M::ServerClock(ClockMove::Skew), A::AnyNode, Fam::ServerClock, TEN_SECS, N::FakeServerClock, R::None),
+            FaultKind::SlowNetwork => row("slow-network", M::Link(Shaping::Slow), A::Holder, Fam::Link, TEN_SECS, N::Servers, R::None),
+            FaultKind::LossyNetwork => row("lossy-network", M::Link(Shaping::Lossy), A::Holder, Fam::Link, TEN_SECS, N::Servers, R::None),
+            FaultKind::PauseAcquiring => row("pause-acquiring", M::Freeze, A::Acquiring, Fam::InFlight, TWO_TTL, N::Workers, R::InFlight),
+            FaultKind::KillAcquiring => row("kill-acquiring", M::Kill, A::Acquiring, Fam::InFlight, ONE_TTL, N::Workers, R::InFlight),
+            FaultKind::PauseReleasing => row("pause-releasing", M::Freeze, A::Releasing, Fam::InFlight, TWO_TTL, N::Workers, R::Worker),
+            FaultKind::IsolateReleasing => row("isolate-releasing", M::Cut, A::Releasing, Fam::InFlight, TWO_TTL, N::Servers, R::Worker),
+            FaultKind::PauseWaiter => row("pause-waiter", M::Freeze, A::Waiter, Fam::InFlight, TWO_TTL, N::Workers, R::InFlight),
+            FaultKind::StallService => row("stall-service", M::Freeze, A::EveryNode, Fam::Stall, STALL, N::Servers, R::Service),
+            FaultKind::StallLeader => row("stall-leader", M::Freeze, A::Leader, Fam::Stall, STALL, N::Leader, R::Service),
+            FaultKind::SlowReply => row("slow-reply", M::Link(Shaping::HoldReplies), A::HolderElseAcquiring, Fam::Reply, TWO_TTL, N::RepliesThroughProxy, R::Worker),
+            FaultKind::ClientClockJump => row("client-clock-jump", M::ClientClock(ClockMove::Jump), A::Holder, Fam::ClientClock, ONE_TTL, N::Servers, R::Worker),
+            FaultKind::ClientClockSkew => row("client-clock-skew", M::ClientClock(ClockMove::Skew), A::Holder, Fam::ClientClock, TEN_SECS, N::Servers, R::Worker),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        self.row().name
+    }
+
+    /// How the fault acts on its targets.
+    pub fn mechanism(self) -> Mechanism {
+        self.row().mechanism
+    }
+
+    /// How its targets are chosen.
+    pub fn aim(self) -> Aim {
+        self.row().aim
+    }
+
+    /// What the report colours and labels it by.
+    pub fn family(self) -> Family {
+        self.row().family
+    }
+
+    /// How replay and reproduce express it.
+    pub fn replay_form(self) -> ReplayForm {
+        self.row().replay
     }
 
     /// Partitions install iptables rules; two may not be active at once (their heal is a flush).
     pub fn is_partition(self) -> bool {
         matches!(
-            self,
-            FaultKind::IsolateLeader
-                | FaultKind::Halves
-                | FaultKind::MajoritiesRing
-                | FaultKind::IsolateWorker
-                | FaultKind::IsolateHolder
-                | FaultKind::IsolateResource
-                | FaultKind::DeafenHolder
-                | FaultKind::MuteHolder
-                | FaultKind::DeafenFollower
-                | FaultKind::IsolateReleasing
+            self.mechanism(),
+            Mechanism::Cut | Mechanism::Deafen | Mechanism::Mute
         )
     }
 
-    /// Partitions that cut traffic in one direction only.
-    pub fn is_one_way(self) -> bool {
-        matches!(
-            self,
-            FaultKind::DeafenHolder | FaultKind::MuteHolder | FaultKind::DeafenFollower
-        )
-    }
-
-    /// Faults on the lock service's wall clocks (libfaketime), which only reach servers that
-    /// read the time through libc.
+    /// Faults on the lock service's wall clocks.
     pub fn is_clock(self) -> bool {
-        matches!(self, FaultKind::ClockJump | FaultKind::ClockSkew)
+        matches!(self.mechanism(), Mechanism::ServerClock(_))
     }
 
-    /// Faults on a lock client's wall clock (libfaketime in the worker's container), which only
-    /// reach clients that read the time through libc.
+    /// Faults on a lock client's wall clock.
     pub fn is_client_clock(self) -> bool {
-        matches!(
-            self,
-            FaultKind::ClientClockJump | FaultKind::ClientClockSkew
-        )
+        matches!(self.mechanism(), Mechanism::ClientClock(_))
     }
 
     /// Faults on the links through the run's link proxy (started only for them).
     pub fn is_link(self) -> bool {
-        matches!(
-            self,
-            FaultKind::SlowNetwork | FaultKind::LossyNetwork | FaultKind::SlowReply
-        )
+        matches!(self.mechanism(), Mechanism::Link(_))
     }
 
-    /// Faults that strike a worker in the middle of one operation of the lock protocol (an
-    /// acquire or a release in flight), found in the live history at fault time.
+    /// Faults that strike a worker in the middle of one operation of the lock protocol.
     pub fn is_in_flight(self) -> bool {
-        matches!(
-            self,
-            FaultKind::PauseAcquiring
-                | FaultKind::KillAcquiring
-                | FaultKind::PauseReleasing
-                | FaultKind::IsolateReleasing
-                | FaultKind::PauseWaiter
-        )
+        self.aim().is_in_flight()
     }
 
     /// What the fault hits. `isolate-worker` counts as a fault on workers; a reader that knows
     /// its target did not hold the lock may treat it as cutting a trying client off the service.
     pub fn scope(self) -> Scope {
-        match self {
-            FaultKind::PauseHolder
-            | FaultKind::PauseWorker
-            | FaultKind::KillHolder
-            | FaultKind::KillWorker
-            | FaultKind::IsolateWorker
-            | FaultKind::IsolateHolder
-            | FaultKind::DeafenHolder
-            | FaultKind::MuteHolder
-            | FaultKind::SlowNetwork
-            | FaultKind::LossyNetwork
-            | FaultKind::PauseAcquiring
-            | FaultKind::KillAcquiring
-            | FaultKind::PauseReleasing
-            | FaultKind::IsolateReleasing
-            | FaultKind::PauseWaiter
-            | FaultKind::SlowReply
-            | FaultKind::ClientClockJump
-            | FaultKind::ClientClockSkew => Scope::Workers,
-            FaultKind::IsolateResource => Scope::Resource,
-            FaultKind::PauseNode
-            | FaultKind::PauseLeader
-            | FaultKind::KillNode
-            | FaultKind::KillLeader
-            | FaultKind::IsolateLeader
-            | FaultKind::Halves
-            | FaultKind::MajoritiesRing
-            | FaultKind::Failover
-            | FaultKind::DeafenFollower
-            | FaultKind::ClockJump
-            | FaultKind::ClockSkew
-            | FaultKind::StallService
-            | FaultKind::StallLeader => Scope::LockService,
-        }
+        self.aim().scope()
     }
 
-    /// The duration used when a schedule gives none: a pause outlives the lease (2 x ttl), the
-    /// other faults last long enough for an election or a failover to happen. A stall's length
-    /// is drawn ([`FaultKind::length_range`]); this is the middle of its range.
+    /// The duration used when a schedule gives none: the middle of [`FaultKind::length_range`].
     pub fn default_duration(self, ttl: Duration) -> Duration {
-        match self {
-            FaultKind::PauseHolder
-            | FaultKind::PauseWorker
-            | FaultKind::PauseAcquiring
-            | FaultKind::PauseReleasing
-            | FaultKind::PauseWaiter
-            | FaultKind::IsolateReleasing
-            | FaultKind::SlowReply => ttl * 2,
-            FaultKind::KillHolder | FaultKind::KillWorker | FaultKind::KillAcquiring => ttl,
-            // The jump acts at its start (keys expire at once); the heal sets the clock back.
-            FaultKind::ClockJump | FaultKind::ClientClockJump => ttl,
-            FaultKind::StallService | FaultKind::StallLeader => ttl / 2,
-            _ => Duration::from_secs(10),
-        }
+        let (lo, hi) = self.length_range(ttl);
+        (lo + hi) / 2
     }
 
-    /// The range a length is drawn from when a schedule gives none: a stall of the service
-    /// is shorter than the lease, between ttl / 4 and 3 ttl / 4, so that a lock which keeps
-    /// its lease alive correctly survives it while one that lets it lapse does not. Every other
-    /// fault has its one default length.
+    /// The range a length is drawn from when a schedule gives none. Only a stall's is a range
+    /// (see [`STALL`]); every other fault has its one default length.
     pub fn length_range(self, ttl: Duration) -> (Duration, Duration) {
-        match self {
-            FaultKind::StallService | FaultKind::StallLeader => (ttl / 4, ttl * 3 / 4),
-            other => {
-                let d = other.default_duration(ttl);
-                (d, d)
-            }
+        match self.row().length {
+            Length::Ttl { lo, hi } => (ttl * lo / 4, ttl * hi / 4),
+            Length::Secs(s) => (Duration::from_secs(s), Duration::from_secs(s)),
         }
     }
 
@@ -318,49 +515,37 @@ impl FaultKind {
     }
 
     /// Why this fault cannot run against a system with these capabilities, if it cannot.
-    pub fn unsupported_because(self, caps: &Capabilities) -> Option<&'static str> {
-        match self {
-            FaultKind::PauseHolder
-            | FaultKind::PauseWorker
-            | FaultKind::KillHolder
-            | FaultKind::KillWorker
-            | FaultKind::PauseAcquiring
-            | FaultKind::KillAcquiring
-            | FaultKind::PauseReleasing
-            | FaultKind::PauseWaiter => None,
-            _ if caps.in_process => Some(
+    pub fn unsupported_because(self, caps: &Capabilities) -> Option<String> {
+        let needs = self.row().needs;
+        if caps.in_process && needs != Needs::Workers {
+            let apply: Vec<&str> = ALL_FAULTS
+                .into_iter()
+                .filter(|f| f.row().needs == Needs::Workers)
+                .map(FaultKind::name)
+                .collect();
+            return Some(format!(
                 "it runs in this process, with no nodes, network, clocks or links to fault: only \
-                 the worker faults pause-holder, pause-worker, kill-holder, kill-worker, \
-                 pause-acquiring, kill-acquiring, pause-releasing and pause-waiter apply",
-            ),
-            FaultKind::PauseLeader
-            | FaultKind::KillLeader
-            | FaultKind::IsolateLeader
-            | FaultKind::StallLeader
-                if !caps.leader =>
-            {
-                Some("it has no leader or master")
-            }
-            FaultKind::Halves | FaultKind::MajoritiesRing if !caps.quorum => {
+                 the worker faults {} apply",
+                apply.join(", ")
+            ));
+        }
+        let why = match needs {
+            Needs::Workers | Needs::Servers => None,
+            Needs::Leader if !caps.leader => Some("it has no leader or master"),
+            Needs::Quorum if !caps.quorum => {
                 Some("its nodes do not form a quorum that a partition could split")
             }
-            FaultKind::Failover if !caps.failover => {
-                Some("it has no automatic failover (only redis-sentinel has)")
-            }
-            FaultKind::DeafenFollower if !(caps.leader && caps.quorum) => {
+            Needs::Replication if !(caps.leader && caps.quorum) => {
                 Some("it has no leader whose followers replicate from it")
             }
-            FaultKind::ClockJump | FaultKind::ClockSkew => caps.no_fake_clock,
-            // Sentinel hands clients the master's own address, past the link proxy: only the
-            // sentinels' replies would be held back, not the lock's.
-            FaultKind::SlowReply if caps.provider == crate::provider::Provider::RedisSentinel => {
-                Some(
-                    "its clients reach the master at the address the sentinels give them, past \
-                     the link proxy that would hold the replies back",
-                )
+            Needs::Failover if !caps.failover => {
+                Some("it has no automatic failover (only redis-sentinel has)")
             }
-            _ => None,
-        }
+            Needs::FakeServerClock => caps.no_fake_clock,
+            Needs::RepliesThroughProxy => caps.replies_past_proxy,
+            Needs::Leader | Needs::Quorum | Needs::Replication | Needs::Failover => None,
+        };
+        why.map(str::to_string)
     }
 }
 
@@ -391,12 +576,23 @@ pub const NODE_DIED: &str = "node-died";
 /// pause`; `stop-node-frozen` at the thaw): a service stall nobody scheduled.
 pub const NODE_FROZEN: &str = "node-frozen";
 
-/// The scope of a fault as the history names it. An unplanned node death and any name this
-/// build does not know count as faults of the lock service: judging liveness through them
-/// would blame the lock for an outage it did not cause.
-pub fn scope_of(name: &str) -> Scope {
-    name.parse::<FaultKind>()
-        .map_or(Scope::LockService, FaultKind::scope)
+/// The scope of a fault as the history records it: by its name, and for a name this build does
+/// not know (a history converted from another tool) by its recorded targets: a fault whose
+/// every target is a worker (`is_worker`) hits those workers. Any other unknown fault, an
+/// unplanned node death or freeze included, counts as a fault of the lock service: judging
+/// liveness through it would blame the lock for an outage it did not cause.
+pub fn scope_of<T: AsRef<str>>(
+    name: &str,
+    targets: &[T],
+    is_worker: impl Fn(&str) -> bool,
+) -> Scope {
+    match name.parse::<FaultKind>() {
+        Ok(f) => f.scope(),
+        Err(_) if !targets.is_empty() && targets.iter().all(|t| is_worker(t.as_ref())) => {
+            Scope::Workers
+        }
+        Err(_) => Scope::LockService,
+    }
 }
 
 /// An unknown fault name; the message lists the known ones.
@@ -422,6 +618,10 @@ impl FromStr for FaultKind {
 mod tests {
     use super::*;
     use crate::provider::Provider;
+
+    fn by_name(name: &str) -> Scope {
+        scope_of(name, &[] as &[&str], |_| true)
+    }
 
     #[test]
     fn names_round_trip() {
@@ -480,10 +680,10 @@ mod tests {
             let f: FaultKind = name.parse().unwrap();
             assert_eq!(f.name(), name);
             assert_eq!(f.scope(), Scope::Workers, "{name}");
-            assert_eq!(scope_of(name), Scope::Workers, "{name}");
+            assert_eq!(by_name(name), Scope::Workers, "{name}");
         }
         for name in ["stall-service", "stall-leader"] {
-            assert_eq!(scope_of(name), Scope::LockService, "{name}");
+            assert_eq!(by_name(name), Scope::LockService, "{name}");
         }
         assert!(FaultKind::IsolateReleasing.is_partition());
         assert!(FaultKind::SlowReply.is_link());
@@ -557,12 +757,61 @@ mod tests {
 
     #[test]
     fn only_faults_that_can_take_the_service_down_are_of_its_scope() {
-        assert_eq!(scope_of("kill-holder"), Scope::Workers);
-        assert_eq!(scope_of("pause-worker"), Scope::Workers);
-        assert_eq!(scope_of("isolate-resource"), Scope::Resource);
-        assert_eq!(scope_of("halves"), Scope::LockService);
-        assert_eq!(scope_of(NODE_DIED), Scope::LockService);
-        assert_eq!(scope_of(NODE_FROZEN), Scope::LockService);
-        assert_eq!(scope_of("a-fault-from-a-newer-build"), Scope::LockService);
+        assert_eq!(by_name("kill-holder"), Scope::Workers);
+        assert_eq!(by_name("pause-worker"), Scope::Workers);
+        assert_eq!(by_name("isolate-resource"), Scope::Resource);
+        assert_eq!(by_name("halves"), Scope::LockService);
+        assert_eq!(by_name(NODE_DIED), Scope::LockService);
+        assert_eq!(by_name(NODE_FROZEN), Scope::LockService);
+        assert_eq!(by_name("a-fault-from-a-newer-build"), Scope::LockService);
+    }
+
+    /// A fault from another tool is judged by its targets: on workers only, it hits workers;
+    /// with a node among its targets, or none, it is of the service.
+    #[test]
+    fn an_unknown_fault_is_judged_by_its_recorded_targets() {
+        let worker = |t: &str| t.starts_with("worker-");
+        assert_eq!(scope_of("gc-storm", &["worker-a"], worker), Scope::Workers);
+        assert_eq!(
+            scope_of("gc-storm", &["worker-a", "worker-b"], worker),
+            Scope::Workers
+        );
+        assert_eq!(
+            scope_of("gc-storm", &["worker-a", "etcd-1"], worker),
+            Scope::LockService
+        );
+        assert_eq!(
+            scope_of("gc-storm", &[] as &[&str], worker),
+            Scope::LockService
+        );
+        // A known name is judged by its row, whatever its targets say.
+        assert_eq!(
+            scope_of("pause-node", &["worker-a"], worker),
+            Scope::LockService
+        );
+    }
+
+    /// Every fault's facts come from its row: the in-process refusal lists exactly the faults
+    /// that need only workers, and every fault has a family of its own kind (none is "other").
+    #[test]
+    fn the_table_answers_for_every_fault() {
+        let memory = Provider::Memory.capabilities();
+        let why = FaultKind::Halves.unsupported_because(&memory).unwrap();
+        for f in ALL_FAULTS {
+            let listed = why.contains(&format!(" {},", f.name()))
+                || why.contains(&format!(" {} apply", f.name()));
+            assert_eq!(
+                listed,
+                f.unsupported_because(&memory).is_none(),
+                "{f}: {why}"
+            );
+            assert_ne!(f.family(), Family::Other, "{f}");
+            assert_eq!(Family::of(f.name()), f.family());
+            let (lo, hi) = f.length_range(Duration::from_secs(2));
+            assert!(lo <= hi && lo > Duration::ZERO, "{f}");
+        }
+        assert_eq!(Family::of(NODE_FROZEN), Family::Pause);
+        assert_eq!(Family::of(NODE_DIED), Family::Kill);
+        assert_eq!(Family::of("partition"), Family::Other);
     }
 }

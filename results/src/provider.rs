@@ -44,11 +44,17 @@ pub struct Capabilities {
     /// It runs in the harness's own process (memory): no nodes, network, clocks or links to
     /// fault, only its workers, which can be paused and killed.
     pub in_process: bool,
+    /// Why its clients' replies do not pass through the run's link proxy, if they do not.
+    pub replies_past_proxy: Option<&'static str>,
 }
 
 /// Go reads the clock through the vDSO: the one wording of every clock-fault refusal of etcd.
 const GO_CLOCK: &str = "its servers are Go programs, and libfaketime cannot reach them: Go reads \
                         the clock through the vDSO, not libc";
+/// Sentinel hands clients the master's own address, past the link proxy: only the sentinels'
+/// replies would be held back, not the lock's.
+const PAST_PROXY: &str = "its clients reach the master at the address the sentinels give them, \
+                          past the link proxy that would hold the replies back";
 /// Memory's lock service is a value in the harness, not a server.
 const IN_PROCESS: &str = "runs inside the harness's process, with no server to start";
 
@@ -62,6 +68,7 @@ struct Row {
     quorum: bool,
     failover: bool,
     no_fake_clock: Option<&'static str>,
+    replies_past_proxy: Option<&'static str>,
 }
 
 impl Provider {
@@ -85,6 +92,7 @@ impl Provider {
             quorum: false,
             failover: false,
             no_fake_clock: None,
+            replies_past_proxy: None,
         };
         match self {
             Provider::Etcd => Row {
@@ -113,6 +121,7 @@ impl Provider {
                 aliases: &["sentinel"],
                 quorum: true,
                 failover: true,
+                replies_past_proxy: Some(PAST_PROXY),
                 ..servers
             },
             Provider::Postgres => Row {
@@ -154,6 +163,7 @@ impl Provider {
             failover: row.failover,
             no_fake_clock: row.no_fake_clock,
             in_process: row.no_servers.is_some(),
+            replies_past_proxy: row.replies_past_proxy,
         }
     }
 

@@ -127,6 +127,18 @@ impl<S: Shared> Latest<S> {
         }
     }
 
+    /// Whether any process acquired any lock under this owner name: what tells a worker from
+    /// a node among the targets of a fault this build does not know. It walks every record, so
+    /// it is for rare questions only.
+    pub fn has_owner(&self, owner: &str) -> bool {
+        self.by_lock.iter().any(|(_, l)| {
+            l.current.iter().any(|a| a.owner() == Some(owner))
+                || l.superseded
+                    .values()
+                    .any(|(a, _, _)| a.owner() == Some(owner))
+        })
+    }
+
     /// The history index of `lock`'s latest acquire `ok`.
     #[inline]
     pub fn last_grant(&self, lock: LockId) -> Option<u64> {

@@ -150,7 +150,7 @@ impl Checker for ConcurrentHolders {
 
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
         if e.process == Process::Nemesis {
-            self.disturbances.nemesis(e, &mut []);
+            self.disturbances.nemesis(e, cx, &mut []);
             return;
         }
         let Some(now) = cx.acquired else {

@@ -8,9 +8,10 @@
 //! survives: [`survival`]). Memory: per worker ever targeted a few numbers, and the faults on now.
 
 use super::release_suspects::Suspect;
+use crate::checker::Context;
 use crate::hashing::FastMap;
 use crate::holds::Hold;
-use results::fault::{scope_of, Scope};
+use results::fault::Scope;
 use results::{EventRef, F};
 use survival::{survival, Survival};
 
@@ -158,7 +159,7 @@ impl Disturbances {
     }
 
     /// Takes a nemesis event in; marks the stale releases' victims it disturbs.
-    pub fn nemesis(&mut self, e: &EventRef<'_>, suspects: &mut [Suspect]) {
+    pub fn nemesis(&mut self, e: &EventRef<'_>, cx: &Context<'_>, suspects: &mut [Suspect]) {
         let (fault, start) = match &e.f {
             // A start that carries an error was skipped: nothing was applied.
             F::Start(_) if e.error().is_some() => return,
@@ -166,7 +167,7 @@ impl Disturbances {
             F::Stop(f) => (&**f, false),
             _ => return,
         };
-        match scope_of(fault) {
+        match cx.fault_scope(fault, e) {
             Scope::Resource => {}
             Scope::LockService => {
                 if start {

@@ -70,7 +70,7 @@ impl Checker for DoubleRelease {
 
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
         let Process::Worker(p) = e.process else {
-            self.disturbances.nemesis(e, &mut self.suspects);
+            self.disturbances.nemesis(e, cx, &mut self.suspects);
             return;
         };
         if !self.suspects.is_empty() {

@@ -37,7 +37,7 @@ use crate::hashing::FastMap;
 use crate::locks::{LockId, PerLock};
 use crate::name::Name;
 use crate::procs::PerProcess;
-use results::fault::{scope_of, Scope};
+use results::fault::Scope;
 use results::{AnomalyKind, EventRef, OpType, Process, F};
 use std::time::Duration;
 
@@ -99,7 +99,7 @@ impl Checker for LockedOutClient {
 
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings) {
         let Process::Worker(p) = e.process else {
-            self.nemesis(e);
+            self.nemesis(e, cx);
             return;
         };
         let (F::Acquire, Some(lock)) = (&e.f, cx.lock) else {
@@ -184,7 +184,7 @@ impl LockedOutClient {
         }
     }
 
-    fn nemesis(&mut self, e: &EventRef<'_>) {
+    fn nemesis(&mut self, e: &EventRef<'_>, cx: &Context<'_>) {
         let (fault, start) = match &e.f {
             // A start that carries an error was skipped: nothing was applied.
             F::Start(_) if e.error().is_some() => return,
@@ -200,7 +200,7 @@ impl LockedOutClient {
             };
             c.last = Some(e.index);
         };
-        match scope_of(fault) {
+        match cx.fault_scope(fault, e) {
             Scope::Resource => {}
             Scope::LockService => mark(&mut self.service),
             Scope::Workers => {

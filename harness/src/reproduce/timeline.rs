@@ -9,7 +9,7 @@
 
 use super::actors::Actor;
 use super::{Refusal, Stored};
-use results::fault::{scope_of, FaultKind, Scope};
+use results::fault::{scope_of, FaultKind, ReplayForm, Scope};
 use results::nemesis_event::targets;
 use results::{Anomaly, OpResult, OpType, Process, F};
 use serde_json::Value;
@@ -147,7 +147,9 @@ fn fault(
     cast: &[Actor],
 ) -> Result<Option<Happened>, String> {
     let targets = targets(value);
-    match scope_of(name) {
+    let known = name.parse::<FaultKind>().ok();
+    let form = known.map_or(ReplayForm::None, FaultKind::replay_form);
+    match scope_of(name, &targets, |t| cast.iter().any(|a| a.owner == t)) {
         Scope::Workers => {
             // The actor the target worker was at that moment: its latest grant before.
             let actor = cast
@@ -159,26 +161,14 @@ fn fault(
             let Some(actor) = actor else {
                 return Ok(None);
             };
-            match name.parse::<FaultKind>() {
-                Ok(
-                    f @ (FaultKind::PauseHolder
-                    | FaultKind::PauseWorker
-                    | FaultKind::KillHolder
-                    | FaultKind::KillWorker
-                    | FaultKind::IsolateHolder
-                    | FaultKind::IsolateWorker
-                    | FaultKind::SlowReply
-                    | FaultKind::ClientClockJump
-                    | FaultKind::ClientClockSkew
-                    | FaultKind::PauseReleasing
-                    | FaultKind::IsolateReleasing),
-                ) => Ok(Some(Happened::WorkerFault {
+            match (known, form) {
+                (Some(f), ReplayForm::Worker) => Ok(Some(Happened::WorkerFault {
                     actor,
                     fault: f,
                     start,
                     arg: if start { step_arg(f, value)? } else { None },
                 })),
-                Ok(f) if f.is_in_flight() => Err(in_flight(f, value)),
+                (Some(f), ReplayForm::InFlight) => Err(in_flight(f, value)),
                 _ => Err(
                     "a replay step cannot express it yet: a scenario pauses, resumes, \
                           kills, isolates and heals a worker, holds its replies back and moves \
@@ -193,13 +183,8 @@ fn fault(
              cannot express\")"
                 .to_string(),
         ),
-        Scope::LockService => match name.parse::<FaultKind>() {
-            Ok(
-                f @ (FaultKind::PauseNode
-                | FaultKind::PauseLeader
-                | FaultKind::StallService
-                | FaultKind::StallLeader),
-            ) => Ok(Some(Happened::ServiceFault {
+        Scope::LockService => match (known, form) {
+            (Some(f), ReplayForm::Service) => Ok(Some(Happened::ServiceFault {
                 fault: f,
                 nodes: targets.iter().map(|t| t.to_string()).collect(),
                 start,

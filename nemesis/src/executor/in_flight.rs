@@ -8,7 +8,7 @@
 
 use super::Nemesis;
 use crate::control::{NodeControl, Topology};
-use crate::fault::FaultKind;
+use crate::fault::{Aim, FaultKind, Mechanism};
 use crate::plan::Step;
 use crate::targets::{in_flight, nobody_in_flight, pick_in_flight, strike, Resolved};
 use rand::{Rng, SeedableRng};
@@ -46,10 +46,7 @@ impl<C: NodeControl, T: Topology> Nemesis<'_, C, T> {
         fault: FaultKind,
         value: &[(&str, serde_json::Value)],
     ) -> Option<&'static str> {
-        if !matches!(
-            fault,
-            FaultKind::PauseAcquiring | FaultKind::PauseReleasing | FaultKind::PauseWaiter
-        ) {
+        if !(fault.is_in_flight() && fault.mechanism() == Mechanism::Freeze) {
             return None;
         }
         let index = value
@@ -60,8 +57,8 @@ impl<C: NodeControl, T: Topology> Nemesis<'_, C, T> {
         tokio::time::sleep(SETTLE).await;
         let m = self.topology.moments().await;
         // A waiter whose holder let go meanwhile is still acquiring: still in flight.
-        let open = match fault {
-            FaultKind::PauseReleasing => &m.releasing,
+        let open = match fault.aim() {
+            Aim::Releasing => &m.releasing,
             _ => &m.acquiring,
         };
         Some(if open.iter().any(|c| c.index == index) {
@@ -79,15 +76,13 @@ impl<C: NodeControl, T: Topology> Nemesis<'_, C, T> {
         step: &Step,
         deadline: tokio::time::Instant,
     ) -> (Resolved, Vec<(&'static str, serde_json::Value)>) {
-        let delayed = matches!(
-            step.fault,
-            FaultKind::PauseAcquiring | FaultKind::KillAcquiring
-        );
+        let aim = step.fault.aim();
+        let delayed = aim == Aim::Acquiring;
         // Operations already tried and found over by the time their delay had passed.
         let mut missed: BTreeSet<u64> = BTreeSet::new();
         loop {
             let moments = self.topology.moments().await;
-            let fresh: Vec<_> = in_flight(&moments, step.fault)
+            let fresh: Vec<_> = in_flight(&moments, aim)
                 .into_iter()
                 .filter(|c| !missed.contains(&c.index))
                 .collect();
@@ -103,7 +98,7 @@ impl<C: NodeControl, T: Topology> Nemesis<'_, C, T> {
                     tokio::time::sleep(Duration::from_nanos(wait)).await;
                 }
                 let now = self.topology.moments().await;
-                let still = in_flight(&now, step.fault)
+                let still = in_flight(&now, aim)
                     .into_iter()
                     .any(|c| c.index == caught.index);
                 if still {
@@ -113,16 +108,17 @@ impl<C: NodeControl, T: Topology> Nemesis<'_, C, T> {
                         let latency = caught.acquire_latency.map(millis);
                         how.push(("acquire_latency_ms", latency.into()));
                     }
-                    if step.fault == FaultKind::PauseWaiter {
+                    if aim == Aim::Waiter {
                         how.push(("holder", now.holder.clone().into()));
                     }
-                    return (strike(self.topology, step.fault, caught.worker), how);
+                    let struck = strike(self.topology, step, &self.clock_faults, caught.worker);
+                    return (struck, how);
                 }
                 missed.insert(caught.index);
                 continue;
             }
             if tokio::time::Instant::now() >= deadline {
-                return (Resolved::NoTarget(nobody_in_flight(step.fault)), Vec::new());
+                return (Resolved::NoTarget(nobody_in_flight(aim)), Vec::new());
             }
             tokio::time::sleep(IN_FLIGHT_POLL).await;
         }

@@ -48,11 +48,12 @@ pub(super) fn hidden(width_px: f64, min: usize) -> &'static str {
 }
 
 pub(super) fn short_fault(name: &str) -> String {
-    let n = name.to_ascii_lowercase();
-    ["paused", "partitioned", "killed"]
-        .into_iter()
-        .find(|w| n.contains(&w[..4]))
-        .map_or_else(|| name.to_string(), str::to_string)
+    match results::fault::Family::of(name) {
+        results::fault::Family::Pause => "paused".to_string(),
+        results::fault::Family::Partition => "partitioned".to_string(),
+        results::fault::Family::Kill => "killed".to_string(),
+        _ => name.to_string(),
+    }
 }
 
 pub(super) fn write_title(w: &WriteMark) -> String {

@@ -6,7 +6,7 @@ use crate::checker::Context;
 use crate::kinds::outages::Ended;
 use crate::locks::LockId;
 use crate::name::opt_name;
-use results::fault::{scope_of, Scope};
+use results::fault::{Mechanism, Scope};
 use results::EventRef;
 
 impl StuckLock {
@@ -31,7 +31,8 @@ impl StuckLock {
             })
             .collect();
         let holds_nothing = |t: &str| !cx.holds.iter().any(|h| h.owner() == Some(t));
-        let suspends = match scope_of(fault) {
+        let scope = cx.fault_scope(fault, e);
+        let suspends = match scope {
             Scope::LockService => Some(true),
             Scope::Workers if e.targets().iter().any(|t| holds_nothing(t)) => Some(false),
             Scope::Workers | Scope::Resource => None,
@@ -49,7 +50,7 @@ impl StuckLock {
             }
             self.next_deadline = None;
         }
-        if scope_of(fault) == Scope::Workers && !fault.starts_with("kill-") {
+        if scope == Scope::Workers && Mechanism::of(fault) != Some(Mechanism::Kill) {
             for (lock, p, holder) in held {
                 let why = format!(
                     "{fault} froze or cut off holder process {p} at index {}",
