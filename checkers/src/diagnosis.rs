@@ -201,6 +201,23 @@ pub fn duplicate_effect(observation: String) -> Diagnosis {
     )
 }
 
+/// A stuck lock whose holder's work was hung while its process ran: the lease outlived the work.
+pub fn zombie_holder(observation: String) -> Diagnosis {
+    d(
+        format!(
+            "{observation}; the holder's work was hung while its process ran, and its lease \
+             outlived the hang: the holder's lease is being renewed while its work makes no \
+             progress (a zombie holder)"
+        ),
+        "renewal decoupled from progress: a keep-alive thread or a library's background renewal \
+         keeps the lease of a job that is blocked",
+        "where the lease is renewed (a thread, the library's auto-renewal) and whether the job's \
+         calls have timeouts",
+        "renew from the loop that does the work, or add a watchdog that releases the lock (or \
+         ends the process) when the work stops making progress",
+    )
+}
+
 pub fn stuck_lock(observation: String) -> Diagnosis {
     d(
         observation,

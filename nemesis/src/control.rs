@@ -79,6 +79,33 @@ pub trait NodeControl: Send + Sync {
         target: &str,
         setting: ClockSetting,
     ) -> impl Future<Output = Result<(), ControlError>> + Send;
+
+    /// Limits `target`'s container to `cpus` of one CPU (a cgroup quota); `None` lifts the
+    /// limit.
+    fn throttle(
+        &self,
+        target: &str,
+        cpus: Option<f64>,
+    ) -> impl Future<Output = Result<(), ControlError>> + Send;
+
+    /// Hangs (`true`) or resumes `target`'s work: the driver sends the worker no operation
+    /// while its process runs on. The driver does this, not the system's processes, so a
+    /// control that is not bound to the run's driver refuses.
+    fn hang_work(
+        &self,
+        target: &str,
+        hung: bool,
+    ) -> impl Future<Output = Result<(), ControlError>> + Send {
+        let _ = hung;
+        let target = target.to_string();
+        async move {
+            Err(ControlError::new(
+                &target,
+                "hang the work of",
+                "this control is not bound to the run's driver",
+            ))
+        }
+    }
 }
 
 /// A worker in the middle of one operation of the lock protocol, as the live history shows it.

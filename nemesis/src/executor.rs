@@ -49,6 +49,8 @@ enum Applied {
     Partitioned,
     Clocked,
     Shaped,
+    Hung,
+    Starved,
 }
 
 #[derive(Debug, Clone)]
@@ -67,6 +69,10 @@ struct State {
     clocked: BTreeSet<String>,
     /// Workers whose links are shaped.
     shaped: BTreeSet<String>,
+    /// Workers whose work is hung.
+    hung: BTreeSet<String>,
+    /// Targets whose CPU is limited.
+    starved: BTreeSet<String>,
     active: BTreeMap<usize, Active>,
     summary: Summary,
 }
@@ -269,6 +275,20 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                 let value = serde_json::to_value(shaping).unwrap_or_default();
                 (Applied::Shaped, targets, vec![("links", value)])
             }
+            Resolved::Hang(targets) => {
+                for t in &targets {
+                    self.state().hung.insert(t.clone());
+                    self.control.hang_work(t, true).await?;
+                }
+                (Applied::Hung, targets, vec![])
+            }
+            Resolved::Starve(cpus, targets) => {
+                for t in &targets {
+                    self.state().starved.insert(t.clone());
+                    self.control.throttle(t, Some(cpus)).await?;
+                }
+                (Applied::Starved, targets, vec![("cpus", cpus.into())])
+            }
         };
         value.extend(how);
         if let Some(landed) = self.landed(step.fault, &value).await {
@@ -352,6 +372,18 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                 for t in &active.targets {
                     self.control.shape_links(t, None).await?;
                     self.state().shaped.remove(t);
+                }
+            }
+            Applied::Hung => {
+                for t in &active.targets {
+                    self.control.hang_work(t, false).await?;
+                    self.state().hung.remove(t);
+                }
+            }
+            Applied::Starved => {
+                for t in &active.targets {
+                    self.control.throttle(t, None).await?;
+                    self.state().starved.remove(t);
                 }
             }
         }

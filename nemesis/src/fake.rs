@@ -22,6 +22,10 @@ pub enum Call {
     /// The target and its links' shaping (`None`: healed): delay, jitter, and the loss as
     /// text, followed by ` replies-only` when only the replies are shaped.
     ShapeLinks(String, Option<(u64, u64, String)>),
+    /// The target and whether its work is hung (`false`: resumed).
+    HangWork(String, bool),
+    /// The target and its CPU limit, as text (`0.05`; `None`: lifted).
+    Throttle(String, Option<String>),
 }
 
 #[derive(Debug, Default)]
@@ -34,6 +38,8 @@ struct World {
     inbound_only: bool,
     clocks: BTreeMap<String, ClockSetting>,
     shaped: BTreeSet<String>,
+    hung: BTreeSet<String>,
+    throttled: BTreeSet<String>,
     failing: BTreeSet<String>,
 }
 
@@ -99,6 +105,16 @@ impl FakeControl {
     /// The targets whose links are shaped now.
     pub fn shaped(&self) -> BTreeSet<String> {
         self.world().shaped.clone()
+    }
+
+    /// The targets whose CPU is limited now.
+    pub fn throttled(&self) -> BTreeSet<String> {
+        self.world().throttled.clone()
+    }
+
+    /// The workers whose work is hung now.
+    pub fn hung(&self) -> BTreeSet<String> {
+        self.world().hung.clone()
     }
 
     /// The targets whose clocks are not real, with their setting.
@@ -187,6 +203,37 @@ impl NodeControl for FakeControl {
         match setting {
             ClockSetting::Real => w.clocks.remove(target),
             s => w.clocks.insert(target.into(), s),
+        };
+        Ok(())
+    }
+
+    async fn throttle(&self, target: &str, cpus: Option<f64>) -> Result<(), ControlError> {
+        let mut w = self.world();
+        w.calls
+            .push(Call::Throttle(target.into(), cpus.map(|c| c.to_string())));
+        if w.failing.contains(target) {
+            return Err(ControlError::new(target, "throttle", "no such container"));
+        }
+        match cpus {
+            Some(_) => w.throttled.insert(target.into()),
+            None => w.throttled.remove(target),
+        };
+        Ok(())
+    }
+
+    async fn hang_work(&self, target: &str, hung: bool) -> Result<(), ControlError> {
+        let mut w = self.world();
+        w.calls.push(Call::HangWork(target.into(), hung));
+        if w.failing.contains(target) {
+            return Err(ControlError::new(
+                target,
+                "hang the work of",
+                "no such worker",
+            ));
+        }
+        match hung {
+            true => w.hung.insert(target.into()),
+            false => w.hung.remove(target),
         };
         Ok(())
     }

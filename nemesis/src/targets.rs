@@ -13,6 +13,9 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+/// The share of one CPU a starved target keeps: a few percent, slow but not stopped.
+pub(crate) const STARVED_CPUS: f64 = 0.05;
+
 fn pick_one(mut names: Vec<String>, pick: u64) -> Option<String> {
     names.sort();
     let n = names.len() as u64;
@@ -35,6 +38,10 @@ pub(crate) enum Resolved {
     Clock(ClockSetting, Vec<String>),
     /// Every target's links through the link proxy get the shaping.
     Links(LinkShaping, Vec<String>),
+    /// Every target's work is hung.
+    Hang(Vec<String>),
+    /// Every target's container limited to this share of one CPU.
+    Starve(f64, Vec<String>),
     NoTarget(&'static str),
 }
 
@@ -214,6 +221,8 @@ pub(crate) fn act(step: &Step, clock: &ClockFaults, aimed: Aimed) -> Resolved {
         Mechanism::Link(Shaping::Slow) => Resolved::Links(clock.slow, targets),
         Mechanism::Link(Shaping::Lossy) => Resolved::Links(LinkShaping::lossy(), targets),
         Mechanism::Link(Shaping::HoldReplies) => Resolved::Links(clock.slow_reply, targets),
+        Mechanism::Hang => Resolved::Hang(targets),
+        Mechanism::Starve => Resolved::Starve(STARVED_CPUS, targets),
     }
 }
 

@@ -398,3 +398,46 @@ async fn a_one_way_cut_is_applied_inbound_and_recorded_with_its_direction() {
     assert_eq!(ev[0].value.as_ref().unwrap()["direction"], "inbound");
     assert!(control.grudge().is_empty(), "healed");
 }
+
+#[tokio::test]
+async fn hang_work_hangs_the_holder_and_resumes_it_at_its_stop_and_at_a_cancel() {
+    let (writer, path) = history("hang");
+    let (control, topo) = (FakeControl::new(), StaticTopology::new(3, 3));
+    let plan = plan(
+        "- at 0s start hang-work for 30ms\n- at 40ms start hang-work for 10s\n",
+        Provider::Etcd,
+    );
+    let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+    let summary = nemesis
+        .run(&plan, tokio::time::sleep(Duration::from_millis(80)))
+        .await
+        .unwrap();
+    assert!(summary.cancelled);
+    assert_eq!(summary.started, 2);
+    let hangs: Vec<Call> = control
+        .calls()
+        .into_iter()
+        .filter(|c| matches!(c, Call::HangWork(..)))
+        .collect();
+    assert_eq!(
+        hangs,
+        [
+            Call::HangWork("worker-1".into(), true),
+            Call::HangWork("worker-1".into(), false),
+            Call::HangWork("worker-1".into(), true),
+            Call::HangWork("worker-1".into(), false),
+        ],
+        "the holder hung and resumed twice, the second time by the final heal"
+    );
+    assert!(control.hung().is_empty(), "{:?}", control.hung());
+    let fs: Vec<String> = events(&path).iter().map(|e| e.f.to_string()).collect();
+    assert_eq!(
+        fs,
+        [
+            "start-hang-work",
+            "stop-hang-work",
+            "start-hang-work",
+            "stop-hang-work"
+        ]
+    );
+}

@@ -23,6 +23,8 @@ pub fn family_color(family: Family) -> (&'static str, &'static str) {
         Family::Kill => ("#dc2626", "#fee2e2"),
         Family::ServerClock => ("#2563eb", "#dbeafe"),
         Family::Link => ("#0f766e", "#ccfbf1"),
+        Family::Hang => ("#4d7c0f", "#ecfccb"),
+        Family::Starve => ("#a16207", "#fef9c3"),
         Family::Other => ("#57534e", "#e7e5e4"),
     }
 }

@@ -96,10 +96,18 @@ pub enum FaultKind {
     /// The wall clock of the holder's lock client runs 3 x as fast, or at a third of the speed,
     /// as drawn, for the fault's length.
     ClientClockSkew,
+    /// The holder's work hangs (the driver sends it nothing: its next write and release wait)
+    /// while its process and its lock client, renewals included, run on: the zombie owner.
+    HangWork,
+    /// The holder's container starved of CPU (its quota cut to a few percent) for 2 x ttl, then
+    /// restored: it runs slowly rather than not at all, so its renewals come late, not never.
+    StarveWorker,
+    /// A lock-service node starved of CPU the same way.
+    StarveNode,
 }
 
 /// Every fault, in the order `--help` lists them.
-pub const ALL_FAULTS: [FaultKind; 32] = [
+pub const ALL_FAULTS: [FaultKind; 35] = [
     FaultKind::PauseHolder,
     FaultKind::PauseWorker,
     FaultKind::KillHolder,
@@ -132,6 +140,9 @@ pub const ALL_FAULTS: [FaultKind; 32] = [
     FaultKind::SlowReply,
     FaultKind::ClientClockJump,
     FaultKind::ClientClockSkew,
+    FaultKind::HangWork,
+    FaultKind::StarveWorker,
+    FaultKind::StarveNode,
 ];
 
 /// How a fault acts on its targets: the mechanism the nemesis applies at the start and undoes
@@ -156,6 +167,12 @@ pub enum Mechanism {
     ClientClock(ClockMove),
     /// The run's link proxy (started only for these) shapes the target's links.
     Link(Shaping),
+    /// The driver sends the target (a worker) no operation while its process runs on; it
+    /// resumes at the heal.
+    Hang,
+    /// The target's container gets a few percent of one CPU (a cgroup quota); its quota is
+    /// lifted at the heal.
+    Starve,
 }
 
 /// How a clock fault moves a wall clock.
@@ -279,6 +296,10 @@ pub enum Family {
     ClientClock,
     /// Links made slow or lossy.
     Link,
+    /// A worker's work hung while its process runs.
+    Hang,
+    /// A process starved of CPU: slow, not stopped.
+    Starve,
     /// A fault this build does not know by name.
     Other,
 }
@@ -307,6 +328,8 @@ impl Family {
             Family::ServerClock => "server clock",
             Family::ClientClock => "client clock",
             Family::Link => "slow or lossy link",
+            Family::Hang => "work hung",
+            Family::Starve => "CPU starved",
             Family::Other => "other fault",
         }
     }
@@ -354,6 +377,8 @@ enum Length {
     Ttl { lo: u32, hi: u32 },
     /// A fixed number of seconds: long enough for an election or a failover to happen.
     Secs(u64),
+    /// Quarters of the ttl and a fixed number of seconds more.
+    TtlPlus { quarters: u32, secs: u64 },
 }
 
 /// One row of the table: every fact of a fault, so a new fault is one new row and its action.
@@ -376,6 +401,13 @@ const ONE_TTL: Length = Length::Ttl { lo: 4, hi: 4 };
 /// lock which keeps its lease alive correctly survives it while one that lets it lapse does not.
 const STALL: Length = Length::Ttl { lo: 1, hi: 3 };
 const TEN_SECS: Length = Length::Secs(10);
+/// A hang outlasts the lease and the default recovery slack after it by a ttl at least: a lock
+/// renewed by a thread that does not watch the work is then held with nobody working under it
+/// for longer than stuck-lock's patience.
+const HANG: Length = Length::TtlPlus {
+    quarters: 8,
+    secs: 6,
+};
 
 impl FaultKind {
     #[rustfmt::skip]
@@ -427,6 +459,9 @@ impl FaultKind {
             FaultKind::SlowReply => row("slow-reply", M::Link(Shaping::HoldReplies), A::HolderElseAcquiring, Fam::Reply, TWO_TTL, N::RepliesThroughProxy, R::Worker),
             FaultKind::ClientClockJump => row("client-clock-jump", M::ClientClock(ClockMove::Jump), A::Holder, Fam::ClientClock, ONE_TTL, N::Servers, R::Worker),
             FaultKind::ClientClockSkew => row("client-clock-skew", M::ClientClock(ClockMove::Skew), A::Holder, Fam::ClientClock, TEN_SECS, N::Servers, R::Worker),
+            FaultKind::HangWork => row("hang-work", M::Hang, A::Holder, Fam::Hang, HANG, N::Workers, R::None),
+            FaultKind::StarveWorker => row("starve-worker", M::Starve, A::Holder, Fam::Starve, TWO_TTL, N::Servers, R::None),
+            FaultKind::StarveNode => row("starve-node", M::Starve, A::AnyNode, Fam::Starve, TWO_TTL, N::Servers, R::None),
         }
     }
 
@@ -500,6 +535,10 @@ impl FaultKind {
         match self.row().length {
             Length::Ttl { lo, hi } => (ttl * lo / 4, ttl * hi / 4),
             Length::Secs(s) => (Duration::from_secs(s), Duration::from_secs(s)),
+            Length::TtlPlus { quarters, secs } => {
+                let d = ttl * quarters / 4 + Duration::from_secs(secs);
+                (d, d)
+            }
         }
     }
 

@@ -3,8 +3,10 @@
 //!
 //! An obligation "this lock must become acquirable" starts when
 //! - a process holding it certainly (acquire `ok`) exits,
-//! - the nemesis pauses or isolates the worker holding it (the holder is alive but frozen or
-//!   cut off: its lease must run out; the obligation ends with that fault, the holder back),
+//! - the nemesis pauses, isolates or hangs the work of the worker holding it (the holder is
+//!   alive but frozen, cut off or doing nothing: its lease must run out; the obligation ends
+//!   with that fault, the holder back; under `hang-work` the diagnosis names a zombie holder,
+//!   a lease renewed while its work makes no progress),
 //! - an acquire ends `info` or its process exits while the acquire is pending (it may have
 //!   taken the lock, and nobody will release it; if other processes certainly held the lock at
 //!   that moment it was not free, and the clock starts when the last of those holds ends), or
@@ -31,6 +33,7 @@ use crate::diagnosis;
 use crate::kinds::outages::Outages;
 use crate::locks::{LockId, PerLock};
 use crate::name::{opt_name, Name};
+use results::fault::Mechanism;
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
 use std::time::Duration;
@@ -422,5 +425,15 @@ fn report(
                 .insert("first_acquire_after_hold".into(), json!(first.index));
         }
     }
-    out.push(deadline, summary, evidence, diagnosis::stuck_lock(obs));
+    let hung = o
+        .ends_with
+        .as_deref()
+        .is_some_and(|f| Mechanism::of(f) == Some(Mechanism::Hang));
+    let diagnosis = if hung {
+        evidence.other.insert("zombie_holder".into(), json!(true));
+        diagnosis::zombie_holder(obs)
+    } else {
+        diagnosis::stuck_lock(obs)
+    };
+    out.push(deadline, summary, evidence, diagnosis);
 }

@@ -1,5 +1,6 @@
 //! The proof that a heal healed: no process of any container is stopped (`/proc/<pid>/status`
-//! says `T`) and no iptables rule remains in any container's namespace. Used by the tests, and by
+//! says `T`), no container's CPU is limited and no iptables rule remains in any container's
+//! namespace. Used by the tests, and by
 //! a run after its final heal, where anything found is a harness error.
 
 use super::{iptables, procs};
@@ -12,13 +13,15 @@ pub struct Audit {
     pub stopped: Vec<(String, i32, String)>,
     /// (container, rule) of every iptables rule left.
     pub rules: Vec<(String, String)>,
+    /// (container, CPU quota in microseconds per period) of every container left limited.
+    pub throttled: Vec<(String, i64)>,
     /// Containers that are not running (and so cannot be hurt; a killed node not restarted).
     pub not_running: Vec<String>,
 }
 
 impl Audit {
     pub fn is_clean(&self) -> bool {
-        self.stopped.is_empty() && self.rules.is_empty()
+        self.stopped.is_empty() && self.rules.is_empty() && self.throttled.is_empty()
     }
 }
 
@@ -34,6 +37,10 @@ pub async fn audit(docker: &Docker, containers: &[String]) -> Result<Audit, Stri
         if state.running != Some(true) {
             audit.not_running.push(c.clone());
             continue;
+        }
+        let quota = info.host_config.and_then(|h| h.cpu_quota).unwrap_or(0);
+        if quota > 0 {
+            audit.throttled.push((c.clone(), quota));
         }
         let id = info.id.unwrap_or_default();
         for (pid, name) in procs::stopped_in(&id) {

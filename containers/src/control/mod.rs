@@ -9,6 +9,7 @@
 //! - [`restart`]: how a killed target comes back.
 //! - [`audit`]: proof that nothing is left stopped or cut.
 //! - [`clock`]: fake wall clocks (libfaketime) and how a clock fault moves them.
+//! - [`cpu`]: CPU starvation (a container's CPU quota).
 //! - [`links`]: the control of the run's link proxy (slow and lossy networks).
 //! - [`topology`]: the nemesis's view of a run (leader, holder) and restarts through `RunEnv`.
 //! - [`unplanned`]: what happened to the run's nodes outside the fault plan (deaths, returns,
@@ -16,6 +17,7 @@
 
 pub mod audit;
 pub mod clock;
+pub mod cpu;
 pub mod iptables;
 pub mod links;
 pub mod procs;
@@ -41,6 +43,8 @@ struct Tracked {
     rules: BTreeMap<String, u32>,
     /// target -> in-network IP, remembered (a dead container has none to ask for).
     ips: BTreeMap<String, String>,
+    /// target -> container whose CPU this control limited and has not lifted.
+    throttled: BTreeMap<String, String>,
 }
 
 /// Where a container stands right now.
@@ -182,16 +186,21 @@ impl DockerControl {
             iptables::flush(*pid);
         }
         t.rules.clear();
+        for container in t.throttled.values() {
+            cpu::lift_blocking(container);
+        }
+        t.throttled.clear();
         if let Some(clocks) = &self.clocks {
             clocks.reset_all();
         }
     }
 
-    /// Whether anything is currently stopped or cut by this control.
+    /// Whether anything is currently stopped, cut or starved by this control.
     pub fn is_hurting(&self) -> bool {
         let t = lock(&self.tracked);
         !t.stopped.is_empty()
             || !t.rules.is_empty()
+            || !t.throttled.is_empty()
             || self.clocks.as_ref().is_some_and(|c| c.any_moved())
     }
 }
@@ -313,6 +322,22 @@ impl NodeControl for DockerControl {
         clocks
             .set(target, setting)
             .map_err(|e| ControlError::new(target, "set clock", e))
+    }
+
+    async fn throttle(&self, target: &str, cpus: Option<f64>) -> Result<(), ControlError> {
+        let container = self.container(target, "throttle")?;
+        if cpus.is_some() {
+            lock(&self.tracked)
+                .throttled
+                .insert(target.to_string(), container.clone());
+        }
+        cpu::limit(&self.docker, &container, cpus)
+            .await
+            .map_err(|e| ControlError::new(target, "throttle", e))?;
+        if cpus.is_none() {
+            lock(&self.tracked).throttled.remove(target);
+        }
+        Ok(())
     }
 
     async fn heal_network(&self) -> Result<(), ControlError> {

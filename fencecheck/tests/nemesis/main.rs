@@ -10,4 +10,5 @@ mod links;
 mod one_way;
 mod partitions;
 mod sentinel;
+mod starve;
 mod zookeeper;

@@ -169,6 +169,12 @@ fn fault(
                     arg: if start { step_arg(f, value)? } else { None },
                 })),
                 (Some(f), ReplayForm::InFlight) => Err(in_flight(f, value)),
+                (Some(FaultKind::HangWork), _) => Err(
+                    "hang-work needs no step of its own: a scenario's actor is sent nothing \
+                     between its steps, so write the hang as `- wait: <length>` between the \
+                     holder's grant and its next step (its lock client renews on meanwhile)"
+                        .to_string(),
+                ),
                 _ => Err(
                     "a replay step cannot express it yet: a scenario pauses, resumes, \
                           kills, isolates and heals a worker, holds its replies back and moves \

@@ -6,6 +6,7 @@
 //! on a panic, its signal thread on Ctrl-C).
 
 use super::deploy::{self, Deployment, WORKER_PORT};
+use super::driven::Driven;
 use super::prepare::HarnessLog;
 use super::progress::Progress;
 use super::site::Site;
@@ -24,7 +25,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
-use workloads::driver::{Recorder, WorkerConn};
+use workloads::driver::{Hangs, Recorder, WorkerConn};
 
 /// A run deployed in Docker.
 pub struct ContainerSite {
@@ -324,10 +325,15 @@ impl Site for ContainerSite {
         &'a self,
         plan: &'a Plan,
         history: &'a HistoryWriter,
+        hangs: &'a Hangs,
         cancel: BoxFuture<'a, ()>,
     ) -> BoxFuture<'a, anyhow::Result<nemesis::Summary>> {
         Box::pin(async move {
-            let nemesis = Nemesis::new(&self.control, &self.topology, history, self.clock)
+            let control = Driven {
+                control: &self.control,
+                hangs,
+            };
+            let nemesis = Nemesis::new(&control, &self.topology, history, self.clock)
                 .ending_at(self.time_limit)
                 .with_clock_faults(self.clock_faults);
             Ok(nemesis.run(plan, cancel).await?)

@@ -12,6 +12,7 @@
 mod control;
 mod workers;
 
+use super::driven::Driven;
 use super::prepare::HarnessLog;
 use super::progress::Progress;
 use super::site::Site;
@@ -28,7 +29,7 @@ use std::time::Duration;
 use workers::{Shared, Workers};
 use workloads::counter::MemoryCounter;
 use workloads::counter_guard::Plain;
-use workloads::driver::{Recorder, WorkerConn};
+use workloads::driver::{Hangs, Recorder, WorkerConn};
 use workloads::fenced_write::{MemoryMode, MemoryResource};
 use workloads::recipes::{MemoryKnobs, MemoryLockService};
 use workloads::worker::WorkerLaunch;
@@ -133,10 +134,15 @@ impl Site for InProcessSite {
         &'a self,
         plan: &'a Plan,
         history: &'a HistoryWriter,
+        hangs: &'a Hangs,
         cancel: BoxFuture<'a, ()>,
     ) -> BoxFuture<'a, anyhow::Result<nemesis::Summary>> {
         Box::pin(async move {
-            let nemesis = Nemesis::new(&self.control, &self.topology, history, self.clock)
+            let control = Driven {
+                control: &self.control,
+                hangs,
+            };
+            let nemesis = Nemesis::new(&control, &self.topology, history, self.clock)
                 .ending_at(self.time_limit);
             Ok(nemesis.run(plan, cancel).await?)
         })

@@ -22,6 +22,7 @@
 pub mod check;
 pub mod container_site;
 pub mod deploy;
+pub mod driven;
 pub mod in_process;
 pub mod launch;
 pub mod links;

@@ -10,7 +10,7 @@ use nemesis::Plan;
 use results::jsonl::HistoryWriter;
 use results::RunClock;
 use std::sync::Arc;
-use workloads::driver::{Recorder, WorkerConn};
+use workloads::driver::{Hangs, Recorder, WorkerConn};
 
 /// A deployed run: its workers reachable, its faults applicable, its clock started.
 pub trait Site: Send + Sync {
@@ -34,11 +34,13 @@ pub trait Site: Send + Sync {
     fn restarted(&self, worker: usize, until_ns: u64) -> BoxFuture<'_, bool>;
 
     /// Runs the fault plan from now until it ends, recording every start and stop in the
-    /// history, and heals everything on every path.
+    /// history, and heals everything on every path; `hang-work` hangs the driver's sessions
+    /// through `hangs`.
     fn faults<'a>(
         &'a self,
         plan: &'a Plan,
         history: &'a HistoryWriter,
+        hangs: &'a Hangs,
         cancel: BoxFuture<'a, ()>,
     ) -> BoxFuture<'a, anyhow::Result<nemesis::Summary>>;
 

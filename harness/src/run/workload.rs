@@ -17,7 +17,7 @@ use results::layout::RunDir;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use workloads::driver::{
-    final_read, run_counter_worker, run_worker, Deadline, ProcessIds, Recorder, Session,
+    final_read, run_counter_worker, run_worker, Deadline, Hangs, ProcessIds, Recorder, Session,
     WorkloadSpec,
 };
 
@@ -45,6 +45,7 @@ pub async fn record(
         .context("creating history.jsonl")?,
     );
     let recorder = Recorder::new(history.clone(), clock);
+    let hangs = Hangs::default();
     // Until recording ends: what nobody planned (a node that dies) goes into the history.
     let _watch = site.watch(&history);
     progress.phase("workload");
@@ -64,8 +65,8 @@ pub async fn record(
         seed: plan.seed,
     };
     let counter = matches!(plan.workload, Workload::Counter(_));
-    let loops =
-        (0..site.workers()).map(|i| supervise(site, i, &spec, &recorder, log, live, counter));
+    let loops = (0..site.workers())
+        .map(|i| supervise(site, i, &spec, &recorder, &hangs, log, live, counter));
     // The first worker that cannot record (a full disk) ends the workload and the fault plan
     // at once: nothing after it could be kept, and every fault is healed on the way out.
     let failed = Arc::new(tokio::sync::Notify::new());
@@ -80,7 +81,9 @@ pub async fn record(
     let limit = started + plan.time_limit.get().as_nanos() as u64;
     let faults = async {
         let cancel = Box::pin(async move { stopped.notified().await });
-        let nemesis = site.faults(&plan.faults.plan, &history, cancel).await;
+        let nemesis = site
+            .faults(&plan.faults.plan, &history, &hangs, cancel)
+            .await;
         // Every fault is healed: the tail's cycles count from here, or from the time limit.
         lock(&settling).healed_at(clock.now().max(limit));
         nemesis
@@ -130,6 +133,7 @@ async fn supervise(
     i: usize,
     spec: &WorkloadSpec,
     recorder: &Recorder,
+    hangs: &Hangs,
     log: &HarnessLog,
     live: &LiveView,
     counter: bool,
@@ -143,7 +147,9 @@ async fn supervise(
         log.line(&format!("{}: connected, client {}", conn.name, conn.recipe));
         live.saw_client(&conn.recipe);
         live.saw_worker(i, site.workers(), &conn.name);
-        let mut session = Session::new(conn, ids, recorder.clone()).on_error(spec.app.on_error());
+        let mut session = Session::new(conn, ids, recorder.clone())
+            .on_error(spec.app.on_error())
+            .hung_by(hangs);
         let summary = if counter {
             run_counter_worker(&mut session, spec).await?
         } else {

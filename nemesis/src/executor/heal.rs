@@ -1,5 +1,5 @@
 //! The executor's heal of everything, on every exit: what a run must leave behind is nothing
-//! stopped, nothing cut, no clock moved, nothing dead.
+//! stopped, nothing cut, no clock moved, no work hung, nothing starved of CPU, nothing dead.
 
 use super::{Nemesis, NemesisError};
 use crate::clock::ClockSetting;
@@ -45,6 +45,14 @@ impl<C: NodeControl, T: Topology> Nemesis<'_, C, T> {
         let shaped = std::mem::take(&mut self.state().shaped);
         for t in &shaped {
             keep(self.control.shape_links(t, None).await.map_err(Into::into));
+        }
+        let hung = std::mem::take(&mut self.state().hung);
+        for t in &hung {
+            keep(self.control.hang_work(t, false).await.map_err(Into::into));
+        }
+        let starved = std::mem::take(&mut self.state().starved);
+        for t in &starved {
+            keep(self.control.throttle(t, None).await.map_err(Into::into));
         }
         let clocked = std::mem::take(&mut self.state().clocked);
         for t in &clocked {

@@ -52,6 +52,8 @@ pub(super) fn short_fault(name: &str) -> String {
         results::fault::Family::Pause => "paused".to_string(),
         results::fault::Family::Partition => "partitioned".to_string(),
         results::fault::Family::Kill => "killed".to_string(),
+        results::fault::Family::Hang => "work hung".to_string(),
+        results::fault::Family::Starve => "starved".to_string(),
         _ => name.to_string(),
     }
 }

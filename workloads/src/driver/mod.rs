@@ -5,12 +5,14 @@
 mod conn;
 mod counter;
 mod deadline;
+mod hangs;
 mod session;
 mod workload;
 
 pub use conn::{Gone, WorkerConn};
 pub use counter::{final_read, run_counter_worker, run_counter_workload};
 pub use deadline::Deadline;
+pub use hangs::Hangs;
 pub use session::{Completed, ProcessIds, RecordedGrant, Session, Step};
 pub use workload::{run_worker, run_workload, WorkerSummary, WorkloadSpec};
 

@@ -4,7 +4,7 @@
 //! with `info` and an `exit` event. Used by the workload loop, by replay's scripted actors and,
 //! one operation at a time, by tests that script an incident.
 
-use super::{Gone, Recorder, WorkerConn};
+use super::{Gone, Hangs, Recorder, WorkerConn};
 use crate::app::OnError;
 use crate::protocol::{Op, Outcome};
 use results::jsonl::JsonlError;
@@ -75,6 +75,8 @@ pub struct Session {
     last: Option<Completed>,
     /// What the application does with its client after an `info`.
     on_error: OnError,
+    /// Whether the `hang-work` fault holds this worker's next operation back.
+    hangs: Hangs,
 }
 
 /// Where the last operation's completion landed in the history, and the token it carried.
@@ -96,7 +98,14 @@ impl Session {
             dead: false,
             last: None,
             on_error: OnError::Crash,
+            hangs: Hangs::default(),
         }
+    }
+
+    /// Waits at `hangs`' gate for this worker before each operation (`hang-work`).
+    pub fn hung_by(mut self, hangs: &Hangs) -> Self {
+        self.hangs = hangs.clone();
+        self
     }
 
     /// Keeps the worker's lock client after an `info` (the profile's `on_error: keep`) instead
@@ -256,6 +265,18 @@ impl Session {
         }
     }
 
+    /// Waits while the worker's work is hung; how it went away, if it did meanwhile.
+    async fn unhung(&mut self) -> Option<Gone> {
+        if let Some(gone) = self.conn.gone() {
+            return Some(gone);
+        }
+        let mut gate = self.hangs.gate(&self.conn.name);
+        tokio::select! {
+            _ = gate.wait_for(|hung| !*hung) => None,
+            gone = self.conn.closed() => Some(gone),
+        }
+    }
+
     fn exit(&mut self, why: String) -> Result<(), JsonlError> {
         let mut exit = self.rec.event(self.process, OpType::Info, F::Exit);
         exit.error = Some(why);
@@ -271,8 +292,8 @@ impl Session {
         if self.dead {
             return Ok(Step::Died);
         }
-        if let Some(Gone(why)) = self.conn.gone() {
-            // Died while idle: nothing is invoked on a dead worker.
+        if let Some(Gone(why)) = self.unhung().await {
+            // Died while idle or hung: nothing is invoked on a dead worker.
             self.exit(why)?;
             return Ok(Step::Died);
         }

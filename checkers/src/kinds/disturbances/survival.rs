@@ -11,8 +11,8 @@ pub(crate) enum Survival {
     /// It can end the lease whatever its length: a kill (a server's state, a client's
     /// session), a wall clock moved, a failover to a replica that may not have the lease.
     Never,
-    /// The lease survives it while it is shorter than the lease: the holder frozen or cut off
-    /// from the service, the service stalled or partitioned, slow or lossy links. A service
+    /// The lease survives it while it is shorter than the lease: the holder frozen, hung, starved or
+    /// cut off from the service, the service stalled or partitioned, slow or lossy links. A service
     /// that lets a lease go under such a fault, or a holder that does not renew after it, is
     /// the renewal failing, not the fault.
     WhileShorter,
@@ -53,7 +53,10 @@ fn of_kind(kind: FaultKind) -> Survival {
         | FaultKind::IsolateLeader
         | FaultKind::Halves
         | FaultKind::MajoritiesRing
-        | FaultKind::DeafenFollower => Survival::WhileShorter,
+        | FaultKind::DeafenFollower
+        | FaultKind::HangWork
+        | FaultKind::StarveWorker
+        | FaultKind::StarveNode => Survival::WhileShorter,
         FaultKind::KillHolder
         | FaultKind::KillWorker
         | FaultKind::KillAcquiring

@@ -50,12 +50,19 @@ impl StuckLock {
             }
             self.next_deadline = None;
         }
-        if scope == Scope::Workers && Mechanism::of(fault) != Some(Mechanism::Kill) {
+        // A killed holder's obligation starts at its exit; a starved one runs on, slowly, and
+        // may keep its lease as it should.
+        let stops_holder = !matches!(
+            Mechanism::of(fault),
+            Some(Mechanism::Kill | Mechanism::Starve)
+        );
+        if scope == Scope::Workers && stops_holder {
             for (lock, p, holder) in held {
-                let why = format!(
-                    "{fault} froze or cut off holder process {p} at index {}",
-                    e.index
-                );
+                let did = match Mechanism::of(fault) {
+                    Some(Mechanism::Hang) => "hung the work of",
+                    _ => "froze or cut off",
+                };
+                let why = format!("{fault} {did} holder process {p} at index {}", e.index);
                 let fresh = self
                     .locks
                     .get(lock)

@@ -1,7 +1,7 @@
 //! The nemesis's seams over in-process workers: [`NodeControl`] pauses a worker by closing its
 //! freeze gate, kills it by ending its task and restarts it from its launch; [`Topology`] names
-//! the workers and the live holder. There are no lock-service nodes, network, clocks or links
-//! here: validation refuses every fault that needs one (the memory provider's capabilities), and
+//! the workers and the live holder. There are no lock-service nodes, network, clocks, links or
+//! containers here: validation refuses every fault that needs one (the memory provider's capabilities), and
 //! the executor's final heal, which asks for them all, finds nothing to undo.
 
 use super::workers::Workers;
@@ -27,7 +27,7 @@ fn no_network(target: &str, action: &str) -> ControlError {
     ControlError::new(
         target,
         action,
-        "the in-process site has no network, clocks or links (validation refuses such faults)",
+        "the in-process site has no network, clocks, links or containers (validation refuses such faults)",
     )
 }
 
@@ -71,6 +71,13 @@ impl NodeControl for InProcessControl {
         match shaping {
             None => Ok(()),
             Some(_) => Err(no_network(target, "shape links of")),
+        }
+    }
+
+    async fn throttle(&self, target: &str, cpus: Option<f64>) -> Result<(), ControlError> {
+        match cpus {
+            None => Ok(()),
+            Some(_) => Err(no_network(target, "throttle")),
         }
     }
 
