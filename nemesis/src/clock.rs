@@ -57,6 +57,9 @@ pub struct LinkShaping {
     /// Only what the service sends back is shaped; requests pass at once.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub replies_only: bool,
+    /// The next reply closes its connection instead of passing, once.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cut_next_reply: bool,
 }
 
 impl LinkShaping {
@@ -75,6 +78,14 @@ impl LinkShaping {
         Self {
             delay_ms: (op_timeout * 2).as_millis() as u64,
             replies_only: true,
+            ..Self::default()
+        }
+    }
+
+    /// The `cut-*-reply` faults: the next reply closes its connection, once.
+    pub fn cut_reply() -> Self {
+        Self {
+            cut_next_reply: true,
             ..Self::default()
         }
     }

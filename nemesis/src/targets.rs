@@ -221,6 +221,7 @@ pub(crate) fn act(step: &Step, clock: &ClockFaults, aimed: Aimed) -> Resolved {
         Mechanism::Link(Shaping::Slow) => Resolved::Links(clock.slow, targets),
         Mechanism::Link(Shaping::Lossy) => Resolved::Links(LinkShaping::lossy(), targets),
         Mechanism::Link(Shaping::HoldReplies) => Resolved::Links(clock.slow_reply, targets),
+        Mechanism::Link(Shaping::CutReply) => Resolved::Links(LinkShaping::cut_reply(), targets),
         Mechanism::Hang => Resolved::Hang(targets),
         Mechanism::Starve => Resolved::Starve(STARVED_CPUS, targets),
     }
@@ -304,12 +305,14 @@ mod tests {
             jitter_ms: 250,
             loss: 0.0,
             replies_only: false,
+            cut_next_reply: false,
         },
         slow_reply: LinkShaping {
             delay_ms: 2000,
             jitter_ms: 0,
             loss: 0.0,
             replies_only: true,
+            cut_next_reply: false,
         },
     };
 

@@ -104,10 +104,20 @@ pub enum FaultKind {
     StarveWorker,
     /// A lock-service node starved of CPU the same way.
     StarveNode,
+    /// A worker whose acquire is in flight: the request passes, and its connection to the lock
+    /// service is closed when the next reply comes back, once; the request landed, its answer
+    /// never arrives (the moment a retry turns into a phantom holder).
+    CutAcquireReply,
+    /// The same for a worker whose release is in flight (a retried release may free the next
+    /// holder's lock).
+    CutReleaseReply,
+    /// The same for the holder's next reply (a renewal's or a keep-alive's answer, or its
+    /// release's).
+    CutRenewReply,
 }
 
 /// Every fault, in the order `--help` lists them.
-pub const ALL_FAULTS: [FaultKind; 35] = [
+pub const ALL_FAULTS: [FaultKind; 38] = [
     FaultKind::PauseHolder,
     FaultKind::PauseWorker,
     FaultKind::KillHolder,
@@ -143,6 +153,9 @@ pub const ALL_FAULTS: [FaultKind; 35] = [
     FaultKind::HangWork,
     FaultKind::StarveWorker,
     FaultKind::StarveNode,
+    FaultKind::CutAcquireReply,
+    FaultKind::CutReleaseReply,
+    FaultKind::CutRenewReply,
 ];
 
 /// How a fault acts on its targets: the mechanism the nemesis applies at the start and undoes
@@ -193,6 +206,8 @@ pub enum Shaping {
     Lossy,
     /// Replies held back past the client's timeout, requests passed at once.
     HoldReplies,
+    /// The connection closed when the next reply comes back, once; requests pass.
+    CutReply,
 }
 
 impl Mechanism {
@@ -288,7 +303,7 @@ pub enum Family {
     InFlight,
     /// The service (or its leader) frozen for less than the lease.
     Stall,
-    /// Replies held back past the client's timeout.
+    /// Replies held back past the client's timeout, or cut off.
     Reply,
     /// A lock-service node's wall clock moved.
     ServerClock,
@@ -324,7 +339,7 @@ impl Family {
             Family::Partition => "partition",
             Family::InFlight => "struck in flight",
             Family::Stall => "service stall",
-            Family::Reply => "replies held back",
+            Family::Reply => "replies held back or cut",
             Family::ServerClock => "server clock",
             Family::ClientClock => "client clock",
             Family::Link => "slow or lossy link",
@@ -461,6 +476,9 @@ impl FaultKind {
             FaultKind::ClientClockSkew => row("client-clock-skew", M::ClientClock(ClockMove::Skew), A::Holder, Fam::ClientClock, TEN_SECS, N::Servers, R::Worker),
             FaultKind::HangWork => row("hang-work", M::Hang, A::Holder, Fam::Hang, HANG, N::Workers, R::None),
             FaultKind::StarveWorker => row("starve-worker", M::Starve, A::Holder, Fam::Starve, TWO_TTL, N::Servers, R::None),
+            FaultKind::CutAcquireReply => row("cut-acquire-reply", M::Link(Shaping::CutReply), A::Acquiring, Fam::Reply, TWO_TTL, N::RepliesThroughProxy, R::None),
+            FaultKind::CutReleaseReply => row("cut-release-reply", M::Link(Shaping::CutReply), A::Releasing, Fam::Reply, TWO_TTL, N::RepliesThroughProxy, R::None),
+            FaultKind::CutRenewReply => row("cut-renew-reply", M::Link(Shaping::CutReply), A::Holder, Fam::Reply, TWO_TTL, N::RepliesThroughProxy, R::None),
             FaultKind::StarveNode => row("starve-node", M::Starve, A::AnyNode, Fam::Starve, TWO_TTL, N::Servers, R::None),
         }
     }

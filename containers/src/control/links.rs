@@ -21,6 +21,7 @@ impl LinkProxy {
             "jitter_ms": s.jitter_ms,
             "loss": s.loss,
             "replies_only": s.replies_only,
+            "cut_next_reply": s.cut_next_reply,
         });
         self.send(&line.to_string()).await
     }

@@ -52,6 +52,7 @@ async fn the_proxy_adds_the_delay_it_is_told_to_and_nothing_after_the_heal() {
         jitter_ms: 0,
         loss: 0.0,
         replies_only: false,
+        cut_next_reply: false,
     };
     links
         .control

@@ -6,6 +6,7 @@ mod support;
 mod adapter_memory;
 mod client_clock;
 mod counter;
+mod cut_reply;
 mod hang_work;
 mod matrix_memory;
 mod memory;

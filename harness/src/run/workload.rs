@@ -66,7 +66,7 @@ pub async fn record(
     };
     let counter = matches!(plan.workload, Workload::Counter(_));
     let loops = (0..site.workers())
-        .map(|i| supervise(site, i, &spec, &recorder, &hangs, log, live, counter));
+        .map(|i| supervise(site, i, &spec, (&recorder, &hangs), log, live, counter));
     // The first worker that cannot record (a full disk) ends the workload and the fault plan
     // at once: nothing after it could be kept, and every fault is healed on the way out.
     let failed = Arc::new(tokio::sync::Notify::new());
@@ -132,8 +132,7 @@ async fn supervise(
     site: &dyn Site,
     i: usize,
     spec: &WorkloadSpec,
-    recorder: &Recorder,
-    hangs: &Hangs,
+    (recorder, hangs): (&Recorder, &Hangs),
     log: &HarnessLog,
     live: &LiveView,
     counter: bool,

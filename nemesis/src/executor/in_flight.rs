@@ -77,7 +77,9 @@ impl<C: NodeControl, T: Topology> Nemesis<'_, C, T> {
         deadline: tokio::time::Instant,
     ) -> (Resolved, Vec<(&'static str, serde_json::Value)>) {
         let aim = step.fault.aim();
-        let delayed = aim == Aim::Acquiring;
+        // A process fault strikes between the grant and its receipt; a cut of the reply must be
+        // in place before the reply passes the proxy, so it goes in at once.
+        let delayed = aim == Aim::Acquiring && !step.fault.is_link();
         // Operations already tried and found over by the time their delay had passed.
         let mut missed: BTreeSet<u64> = BTreeSet::new();
         loop {

@@ -3,7 +3,8 @@
 //! endpoints point at its own routes, so a fault can slow or break exactly the links of one
 //! worker. Shaping acts per chunk relayed, in both directions (or, for `slow-reply`, only on what
 //! the lock service sends back): a delay (fixed + jitter) before a chunk is passed on, and a
-//! loss probability with which a connection is reset instead.
+//! loss probability with which a connection is reset instead; or, for the `cut-*-reply` faults,
+//! the next reply closes its connection instead of passing, once.
 //! Control is one JSON object per line on a TCP port (`{"tag":"worker-2","delay_ms":200,
 //! "jitter_ms":50,"loss":0.0}`, `{"heal":true}`), answered `ok` or an error line.
 //!
@@ -34,7 +35,10 @@ pub async fn serve(routes: Vec<Route>, control: &str) -> std::io::Result<()> {
                 };
                 let (route, shapings) = (route.clone(), shapings.clone());
                 tokio::spawn(async move {
-                    let _ = relay(client, &route, &shapings).await;
+                    if let Err(e) = relay(client, &route, &shapings).await {
+                        // The run keeps the proxy's stderr: what each fault did to a link.
+                        eprintln!("{}>{}: {e}", route.worker, route.node);
+                    }
                 });
             }
         });
@@ -93,7 +97,11 @@ async fn pump(
             return Ok(());
         }
         let s = shapings.for_route(route);
-        if s.replies_only && way == Way::Request {
+        if s.cut_next_reply && way == Way::Reply && shapings.take_cut(route) {
+            // The request this answers has landed; its connection dies before the answer.
+            return Err(std::io::Error::other("reply cut by a cut-reply fault"));
+        }
+        if (s.replies_only || s.cut_next_reply) && way == Way::Request {
             to.write_all(&buf[..n]).await?;
             continue;
         }
@@ -106,5 +114,86 @@ async fn pump(
             tokio::time::sleep(Duration::from_millis(delay)).await;
         }
         to.write_all(&buf[..n]).await?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::sync::mpsc;
+
+    fn free_port() -> u16 {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    }
+
+    /// An upstream on loopback that reports every request it receives and echoes it back.
+    async fn echo() -> (u16, mpsc::UnboundedReceiver<String>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Ok((mut conn, _)) = listener.accept().await {
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 64];
+                    while let Ok(n) = conn.read(&mut buf).await {
+                        if n == 0 {
+                            break;
+                        }
+                        let _ = tx.send(String::from_utf8_lossy(&buf[..n]).to_string());
+                        if conn.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        (port, rx)
+    }
+
+    async fn ask(port: u16, request: &str) -> String {
+        let mut conn = TcpStream::connect(("127.0.0.1", port))
+            .await
+            .expect("connect");
+        conn.write_all(request.as_bytes()).await.expect("write");
+        let mut buf = vec![0u8; 64];
+        let n = tokio::time::timeout(Duration::from_secs(5), conn.read(&mut buf))
+            .await
+            .expect("an answer or a closed connection in time")
+            .unwrap_or(0);
+        String::from_utf8_lossy(&buf[..n]).to_string()
+    }
+
+    #[tokio::test]
+    async fn a_cut_reply_lets_the_request_land_closes_its_connection_and_is_spent_once() {
+        let (upstream, mut landed) = echo().await;
+        let (listen, control) = (free_port(), free_port());
+        let routes = parse_routes(&format!(
+            "worker-1>n1=127.0.0.1:{listen}->127.0.0.1:{upstream}"
+        ))
+        .expect("route");
+        let control_addr = format!("127.0.0.1:{control}");
+        tokio::spawn(async move { serve(routes, &control_addr).await });
+        let mut ctl = loop {
+            match TcpStream::connect(("127.0.0.1", control)).await {
+                Ok(c) => break BufReader::new(c),
+                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+            }
+        };
+        ctl.get_mut()
+            .write_all(b"{\"tag\":\"worker-1\",\"cut_next_reply\":true}\n")
+            .await
+            .expect("control");
+        let mut ok = String::new();
+        ctl.read_line(&mut ok).await.expect("answer");
+        assert_eq!(ok, "ok\n");
+        assert_eq!(ask(listen, "acquire").await, "", "the reply was cut");
+        assert_eq!(
+            landed.recv().await.as_deref(),
+            Some("acquire"),
+            "the request landed"
+        );
+        assert_eq!(ask(listen, "retry").await, "retry", "the cut was spent");
     }
 }

@@ -20,6 +20,10 @@ pub struct Shaping {
     /// Shape only what the lock service sends back (`slow-reply`): requests pass at once.
     #[serde(default)]
     pub replies_only: bool,
+    /// Close the connection that carries the next reply instead of passing it, once (the
+    /// `cut-*-reply` faults): the request landed, the answer never arrives.
+    #[serde(default)]
+    pub cut_next_reply: bool,
 }
 
 /// A control line.
@@ -66,7 +70,21 @@ impl Shapings {
             jitter_ms: a.jitter_ms.max(b.jitter_ms),
             loss: a.loss.max(b.loss),
             replies_only: a.replies_only || b.replies_only,
+            cut_next_reply: a.cut_next_reply || b.cut_next_reply,
         }
+    }
+
+    /// Whether the reply now on `route` is to be cut: true once per cut set on either end,
+    /// which is spent by it.
+    pub fn take_cut(&self, route: &Route) -> bool {
+        let mut map = self.by_tag.lock().unwrap_or_else(|p| p.into_inner());
+        for tag in [&route.worker, &route.node] {
+            if let Some(s) = map.get_mut(tag).filter(|s| s.cut_next_reply) {
+                s.cut_next_reply = false;
+                return true;
+            }
+        }
+        false
     }
 }
 

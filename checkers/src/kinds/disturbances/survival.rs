@@ -46,6 +46,9 @@ fn of_kind(kind: FaultKind) -> Survival {
         | FaultKind::SlowNetwork
         | FaultKind::LossyNetwork
         | FaultKind::SlowReply
+        | FaultKind::CutAcquireReply
+        | FaultKind::CutReleaseReply
+        | FaultKind::CutRenewReply
         | FaultKind::PauseNode
         | FaultKind::PauseLeader
         | FaultKind::StallService

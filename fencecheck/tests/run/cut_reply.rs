@@ -1,0 +1,44 @@
+//! The `cut-*-reply` faults through the whole pipeline against real Redis: a worker's acquire in
+//! flight has its request pass and its connection closed when the reply comes back; the start
+//! line names the acquire it struck, the link proxy's log shows the cut, the fault is healed and
+//! nothing is left behind.
+
+use crate::support::infra::{fresh_root, harness_run_id, labelled_containers, run_config};
+
+#[test]
+fn a_cut_acquire_reply_lands_the_request_and_closes_its_connection() {
+    let root = fresh_root("run", "cut-reply");
+    let yaml = "name: t-cut-reply\nrecipe: redis-lock\nworkers: 3\nttl: 2s\ntime_limit: 10s\n\
+                seed: 3\nnemesis_timeline:\n  - at 2s start cut-acquire-reply for 4s\n";
+    let out = run_config(&root, yaml, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        matches!(out.status.code(), Some(0..=2)),
+        "a verdict, not a harness error: {stderr}"
+    );
+    let dir = std::fs::canonicalize(root.join("runs/latest")).expect("run dir");
+    let history = std::fs::read_to_string(dir.join("history.jsonl")).expect("history");
+    let start: serde_json::Value = history
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a line"))
+        .find(|e| e["f"] == "start-cut-acquire-reply")
+        .expect("the fault started");
+    assert!(
+        start["error"].is_null(),
+        "it found an acquire in flight: {start}"
+    );
+    assert!(start["value"]["invoke_index"].is_u64(), "{start}");
+    assert_eq!(start["value"]["links"]["cut_next_reply"], true, "{start}");
+    assert_eq!(history.matches("\"stop-cut-acquire-reply\"").count(), 1);
+    let log = std::fs::read_to_string(dir.join(format!(
+        "nodes/fc-{}-netproxy.log",
+        harness_run_id("t-cut-reply")
+    )))
+    .expect("the link proxy's log");
+    assert!(log.contains("reply cut"), "{log}");
+    assert_eq!(
+        labelled_containers("t-cut-reply"),
+        "",
+        "containers left behind"
+    );
+}
