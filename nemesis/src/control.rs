@@ -80,6 +80,10 @@ pub trait NodeControl: Send + Sync {
         setting: ClockSetting,
     ) -> impl Future<Output = Result<(), ControlError>> + Send;
 
+    /// Empties the data directory of `target`, a node killed and not yet restarted: its restart
+    /// then starts from nothing.
+    fn empty_data(&self, target: &str) -> impl Future<Output = Result<(), ControlError>> + Send;
+
     /// Limits `target`'s container to `cpus` of one CPU (a cgroup quota); `None` lifts the
     /// limit.
     fn throttle(

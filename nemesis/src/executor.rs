@@ -275,6 +275,14 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                 let value = serde_json::to_value(shaping).unwrap_or_default();
                 (Applied::Shaped, targets, vec![("links", value)])
             }
+            Resolved::KillEmpty(targets) => {
+                for t in &targets {
+                    self.state().killed.insert(t.clone());
+                    self.control.signal(t, Signal::Kill).await?;
+                    self.control.empty_data(t).await?;
+                }
+                (Applied::Killed, targets, vec![])
+            }
             Resolved::Hang(targets) => {
                 for t in &targets {
                     self.state().hung.insert(t.clone());

@@ -24,6 +24,8 @@ pub enum Call {
     ShapeLinks(String, Option<(u64, u64, String)>),
     /// The target and whether its work is hung (`false`: resumed).
     HangWork(String, bool),
+    /// A killed target's data emptied.
+    EmptyData(String),
     /// The target and its CPU limit, as text (`0.05`; `None`: lifted).
     Throttle(String, Option<String>),
 }
@@ -204,6 +206,19 @@ impl NodeControl for FakeControl {
             ClockSetting::Real => w.clocks.remove(target),
             s => w.clocks.insert(target.into(), s),
         };
+        Ok(())
+    }
+
+    async fn empty_data(&self, target: &str) -> Result<(), ControlError> {
+        let mut w = self.world();
+        w.calls.push(Call::EmptyData(target.into()));
+        if !w.dead.contains(target) {
+            return Err(ControlError::new(
+                target,
+                "empty the data of",
+                "it is running",
+            ));
+        }
         Ok(())
     }
 

@@ -40,6 +40,8 @@ pub(crate) enum Resolved {
     Links(LinkShaping, Vec<String>),
     /// Every target's work is hung.
     Hang(Vec<String>),
+    /// Every target killed and its data directory emptied.
+    KillEmpty(Vec<String>),
     /// Every target's container limited to this share of one CPU.
     Starve(f64, Vec<String>),
     NoTarget(&'static str),
@@ -184,6 +186,7 @@ pub(crate) fn act(step: &Step, clock: &ClockFaults, aimed: Aimed) -> Resolved {
     match step.fault.mechanism() {
         Mechanism::Freeze => Resolved::Signal(Signal::Stop, targets),
         Mechanism::Kill => Resolved::Signal(Signal::Kill, targets),
+        Mechanism::KillEmpty => Resolved::KillEmpty(targets),
         Mechanism::Cut => {
             let grudge = match step.fault.aim() {
                 Aim::Leader | Aim::AnyNode | Aim::Follower => Grudge::isolate(&first, &others),

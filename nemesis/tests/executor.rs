@@ -441,3 +441,30 @@ async fn hang_work_hangs_the_holder_and_resumes_it_at_its_stop_and_at_a_cancel()
         ]
     );
 }
+
+#[tokio::test]
+async fn restart_empty_kills_empties_the_dead_node_and_restarts_it_at_the_stop() {
+    let (writer, _) = history("empty");
+    let (control, topo) = (FakeControl::new(), StaticTopology::new(3, 1));
+    let plan = plan(
+        "- at 0s start restart-empty-leader for 30ms\n",
+        Provider::Redis,
+    );
+    let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+    nemesis.run(&plan, never()).await.unwrap();
+    let node: Vec<Call> = control
+        .calls()
+        .into_iter()
+        .filter(|c| !matches!(c, Call::Signal(_, Signal::Cont) | Call::HealNetwork))
+        .filter(|c| !matches!(c, Call::ShapeLinks(..) | Call::SetClock(..)))
+        .collect();
+    assert_eq!(
+        node,
+        [
+            Call::Signal("n1".into(), Signal::Kill),
+            Call::EmptyData("n1".into()),
+            Call::Restart("n1".into()),
+        ]
+    );
+    assert!(control.dead().is_empty());
+}

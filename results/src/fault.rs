@@ -114,10 +114,15 @@ pub enum FaultKind {
     /// The same for the holder's next reply (a renewal's or a keep-alive's answer, or its
     /// release's).
     CutRenewReply,
+    /// SIGKILL a random Redis server and empty its data directory; at the end it restarts with
+    /// nothing, whatever its persistence kept (a lost disk, or a server without persistence).
+    RestartEmptyNode,
+    /// The same for the master.
+    RestartEmptyLeader,
 }
 
 /// Every fault, in the order `--help` lists them.
-pub const ALL_FAULTS: [FaultKind; 38] = [
+pub const ALL_FAULTS: [FaultKind; 40] = [
     FaultKind::PauseHolder,
     FaultKind::PauseWorker,
     FaultKind::KillHolder,
@@ -156,6 +161,8 @@ pub const ALL_FAULTS: [FaultKind; 38] = [
     FaultKind::CutAcquireReply,
     FaultKind::CutReleaseReply,
     FaultKind::CutRenewReply,
+    FaultKind::RestartEmptyNode,
+    FaultKind::RestartEmptyLeader,
 ];
 
 /// How a fault acts on its targets: the mechanism the nemesis applies at the start and undoes
@@ -166,6 +173,8 @@ pub enum Mechanism {
     Freeze,
     /// SIGKILL; the target is restarted at the heal (a node with its data, a worker fresh).
     Kill,
+    /// SIGKILL, and the node's data directory emptied: it restarts at the heal with nothing.
+    KillEmpty,
     /// iptables rules both ways (a grudge); partitions may not overlap, their heal is a flush.
     Cut,
     /// One way: the target hears nothing from the other side, while what it sends arrives.
@@ -365,6 +374,10 @@ enum Needs {
     Replication,
     /// Automatic failover.
     Failover,
+    /// Redis servers, one of which a drawn node is (no sentinels among the nodes).
+    EmptyNode,
+    /// A Redis master.
+    EmptyLeader,
     /// Servers whose wall clocks libfaketime reaches.
     FakeServerClock,
     /// Clients that reach the lock through the link proxy.
@@ -406,6 +419,12 @@ struct Row {
     needs: Needs,
     replay: ReplayForm,
 }
+
+/// Why a server other than Redis is not restarted without its data.
+const NOT_REDIS: &str = "only Redis servers are restarted without their data: an etcd member \
+                         without its data directory cannot rejoin under its old member id (it \
+                         must be removed and added again, a change of membership, not a crash), \
+                         and a ZooKeeper or PostgreSQL server without its data is not built yet";
 
 /// A pause outlives the lease.
 const TWO_TTL: Length = Length::Ttl { lo: 8, hi: 8 };
@@ -479,6 +498,8 @@ impl FaultKind {
             FaultKind::CutAcquireReply => row("cut-acquire-reply", M::Link(Shaping::CutReply), A::Acquiring, Fam::Reply, TWO_TTL, N::RepliesThroughProxy, R::None),
             FaultKind::CutReleaseReply => row("cut-release-reply", M::Link(Shaping::CutReply), A::Releasing, Fam::Reply, TWO_TTL, N::RepliesThroughProxy, R::None),
             FaultKind::CutRenewReply => row("cut-renew-reply", M::Link(Shaping::CutReply), A::Holder, Fam::Reply, TWO_TTL, N::RepliesThroughProxy, R::None),
+            FaultKind::RestartEmptyNode => row("restart-empty-node", M::KillEmpty, A::AnyNode, Fam::Kill, TEN_SECS, N::EmptyNode, R::None),
+            FaultKind::RestartEmptyLeader => row("restart-empty-leader", M::KillEmpty, A::Leader, Fam::Kill, TEN_SECS, N::EmptyLeader, R::None),
             FaultKind::StarveNode => row("starve-node", M::Starve, A::AnyNode, Fam::Starve, TWO_TTL, N::Servers, R::None),
         }
     }
@@ -598,9 +619,20 @@ impl FaultKind {
             Needs::Failover if !caps.failover => {
                 Some("it has no automatic failover (only redis-sentinel has)")
             }
+            Needs::EmptyNode | Needs::EmptyLeader if !caps.redis => Some(NOT_REDIS),
+            Needs::EmptyNode if caps.failover => Some(
+                "its nodes include the sentinels, which keep no data: restart-empty-leader \
+                 empties the master",
+            ),
+            Needs::EmptyLeader if !caps.leader => Some("it has no leader or master"),
             Needs::FakeServerClock => caps.no_fake_clock,
             Needs::RepliesThroughProxy => caps.replies_past_proxy,
-            Needs::Leader | Needs::Quorum | Needs::Replication | Needs::Failover => None,
+            Needs::Leader
+            | Needs::Quorum
+            | Needs::Replication
+            | Needs::Failover
+            | Needs::EmptyNode
+            | Needs::EmptyLeader => None,
         };
         why.map(str::to_string)
     }

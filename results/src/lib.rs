@@ -10,6 +10,7 @@
 //! - [`nemesis_event`]: the nemesis's history line: its one constructor, its one reading of
 //!   targets.
 //! - [`provider`]: every system fencecheck knows, and what each offers to the nemesis.
+//! - [`persistence`]: how a Redis server keeps what it acknowledged across a restart.
 //! - [`run_state`]: `state.json`, whether a run finished.
 //! - [`event_ref`]: borrowed views of both logs; [`parse`]: reading lines into them, fast and
 //!   as strict as serde.
@@ -27,6 +28,7 @@ pub mod jsonl;
 pub mod layout;
 pub mod nemesis_event;
 pub mod parse;
+pub mod persistence;
 pub mod provider;
 pub mod reach;
 pub mod resource_log;

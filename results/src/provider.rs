@@ -46,6 +46,9 @@ pub struct Capabilities {
     pub in_process: bool,
     /// Why its clients' replies do not pass through the run's link proxy, if they do not.
     pub replies_past_proxy: Option<&'static str>,
+    /// Its lock servers are Redis servers: their persistence is set, and one can be restarted
+    /// without its data.
+    pub redis: bool,
 }
 
 /// Go reads the clock through the vDSO: the one wording of every clock-fault refusal of etcd.
@@ -69,6 +72,8 @@ struct Row {
     failover: bool,
     no_fake_clock: Option<&'static str>,
     replies_past_proxy: Option<&'static str>,
+    /// Its lock servers are Redis servers, whose persistence a test sets.
+    redis: bool,
 }
 
 impl Provider {
@@ -93,6 +98,7 @@ impl Provider {
             failover: false,
             no_fake_clock: None,
             replies_past_proxy: None,
+            redis: false,
         };
         match self {
             Provider::Etcd => Row {
@@ -109,11 +115,13 @@ impl Provider {
             },
             Provider::Redis => Row {
                 name: "redis",
+                redis: true,
                 ..servers
             },
             Provider::Redlock => Row {
                 name: "redlock",
                 leader: false,
+                redis: true,
                 ..servers
             },
             Provider::RedisSentinel => Row {
@@ -122,6 +130,7 @@ impl Provider {
                 quorum: true,
                 failover: true,
                 replies_past_proxy: Some(PAST_PROXY),
+                redis: true,
                 ..servers
             },
             Provider::Postgres => Row {
@@ -153,6 +162,12 @@ impl Provider {
         self.row().no_servers
     }
 
+    /// Whether its lock servers are Redis servers, whose persistence a test sets
+    /// ([`crate::persistence::Persistence`]).
+    pub fn takes_persistence(self) -> bool {
+        self.row().redis
+    }
+
     /// What it offers to the nemesis.
     pub fn capabilities(self) -> Capabilities {
         let row = self.row();
@@ -164,6 +179,7 @@ impl Provider {
             no_fake_clock: row.no_fake_clock,
             in_process: row.no_servers.is_some(),
             replies_past_proxy: row.replies_past_proxy,
+            redis: row.redis,
         }
     }
 

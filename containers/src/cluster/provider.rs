@@ -2,17 +2,19 @@
 //! description of its containers. Memory has none: it lives in the harness's process.
 
 use super::Cluster;
+use results::persistence::Persistence;
 use results::Provider;
 use std::sync::Arc;
 
 /// The description of this provider's containers, readiness and leader; `None` for memory.
-pub fn cluster_of(provider: Provider) -> Option<Arc<dyn Cluster>> {
+/// `persistence` is its Redis servers' (the others have none to set).
+pub fn cluster_of(provider: Provider, persistence: Persistence) -> Option<Arc<dyn Cluster>> {
     Some(match provider {
         Provider::Etcd => Arc::new(super::etcd::Etcd),
         Provider::Zookeeper => Arc::new(super::zookeeper::Zookeeper),
-        Provider::Redis => Arc::new(super::redis::Redis::single()),
-        Provider::Redlock => Arc::new(super::redis::Redis::redlock()),
-        Provider::RedisSentinel => Arc::new(super::sentinel::Sentinel),
+        Provider::Redis => Arc::new(super::redis::Redis::single(persistence)),
+        Provider::Redlock => Arc::new(super::redis::Redis::redlock(persistence)),
+        Provider::RedisSentinel => Arc::new(super::sentinel::Sentinel { persistence }),
         Provider::Postgres => Arc::new(super::postgres::Postgres),
         Provider::Memory => return None,
     })
@@ -26,7 +28,7 @@ mod tests {
     fn every_provider_with_servers_has_a_cluster_and_only_those() {
         for p in Provider::ALL {
             assert_eq!(
-                cluster_of(p).is_some(),
+                cluster_of(p, Persistence::None).is_some(),
                 p.no_servers_because().is_none(),
                 "{p}"
             );

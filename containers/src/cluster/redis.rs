@@ -1,29 +1,45 @@
 //! Redis 7: one master (`redis`) or five independent masters (`redlock`). Ready when every master
-//! answers PING. Persistence is off (`--save ""`, no AOF): a killed and restarted master comes
-//! back empty, which is the deployment Redlock's critics point at.
+//! answers PING. Persistence is the test's (`persistence:`): off by default (`--save ""`, no
+//! AOF), so a killed and restarted master comes back empty, which is the deployment Redlock's
+//! critics point at; with the append-only file it comes back with what it wrote.
 
 use super::probe::redis_ping;
 use super::Cluster;
 use crate::docker::{ContainerSpec, Node, Readiness, Role};
 use futures::future::BoxFuture;
+use results::persistence::Persistence;
 
 pub(crate) const PORT: u16 = 6379;
 
 pub(crate) struct Redis {
     masters: usize,
+    persistence: Persistence,
 }
 
 impl Redis {
-    pub(crate) fn single() -> Self {
-        Redis { masters: 1 }
+    pub(crate) fn single(persistence: Persistence) -> Self {
+        Redis {
+            masters: 1,
+            persistence,
+        }
     }
-    pub(crate) fn redlock() -> Self {
-        Redis { masters: 5 }
+    pub(crate) fn redlock(persistence: Persistence) -> Self {
+        Redis {
+            masters: 5,
+            persistence,
+        }
     }
 }
 
-/// A Redis server on [`PORT`], reachable from the run's network, without persistence.
-pub(crate) fn server_spec(short: &str, extra: &[String]) -> ContainerSpec {
+/// Where a Redis server keeps its append-only file.
+pub(crate) const DATA_DIR: &str = "/var/lib/redis";
+
+/// A Redis server on [`PORT`], reachable from the run's network, with `persistence`.
+pub(crate) fn server_spec(
+    short: &str,
+    extra: &[String],
+    persistence: Persistence,
+) -> ContainerSpec {
     let mut cmd: Vec<String> = [
         "redis-server",
         "--port",
@@ -32,18 +48,17 @@ pub(crate) fn server_spec(short: &str, extra: &[String]) -> ContainerSpec {
         "0.0.0.0",
         "--protected-mode",
         "no",
-        "--save",
-        "",
-        "--appendonly",
-        "no",
+        "--dir",
+        DATA_DIR,
     ]
     .iter()
+    .chain(persistence.redis_args())
     .map(|s| s.to_string())
     .collect();
     cmd.extend(extra.iter().cloned());
-    ContainerSpec::new(short, cmd)
-        .port(PORT)
-        .ready(Readiness::Listening(PORT))
+    let mut spec = ContainerSpec::new(short, cmd);
+    spec.data_dir = Some(DATA_DIR);
+    spec.port(PORT).ready(Readiness::Listening(PORT))
 }
 
 impl Cluster for Redis {
@@ -53,7 +68,7 @@ impl Cluster for Redis {
 
     fn waves(&self, _name: &dyn Fn(&str) -> String) -> Vec<Vec<ContainerSpec>> {
         vec![(1..=self.masters)
-            .map(|i| server_spec(&format!("redis-{i}"), &[]).role(Role::Master))
+            .map(|i| server_spec(&format!("redis-{i}"), &[], self.persistence).role(Role::Master))
             .collect()]
     }
 

@@ -13,9 +13,13 @@ use super::redis::{server_spec, PORT};
 use super::{Cluster, SENTINEL_MASTER_NAME};
 use crate::docker::{ContainerSpec, Node, Readiness, Role};
 use futures::future::BoxFuture;
+use results::persistence::Persistence;
 use std::collections::HashMap;
 
-pub(crate) struct Sentinel;
+pub(crate) struct Sentinel {
+    /// The data nodes' persistence.
+    pub(crate) persistence: Persistence,
+}
 
 pub(crate) const SENTINEL_PORT: u16 = 26379;
 const REPLICAS: usize = 2;
@@ -93,14 +97,16 @@ impl Cluster for Sentinel {
                 "0".to_string(),
             ]
         };
-        let mut data = vec![server_spec("redis-1", &announce("redis-1")).role(Role::Master)];
+        let persistence = self.persistence;
+        let mut data =
+            vec![server_spec("redis-1", &announce("redis-1"), persistence).role(Role::Master)];
         for i in 2..=REPLICAS + 1 {
             let short = format!("redis-{i}");
             let mut extra = vec!["--replicaof".to_string(), master.clone(), PORT.to_string()];
             extra.extend(announce(&short));
             let synced = "MASTER <-> REPLICA sync: Finished with success";
             data.push(
-                server_spec(&short, &extra)
+                server_spec(&short, &extra, persistence)
                     .role(Role::Replica)
                     .ready(Readiness::LogLine(synced.to_string())),
             );

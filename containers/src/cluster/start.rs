@@ -3,6 +3,7 @@
 
 use super::{cluster_of, ClusterHandle};
 use crate::docker::{DockerError, Node, RunEnv};
+use results::persistence::Persistence;
 use results::Provider;
 use std::time::{Duration, Instant};
 
@@ -27,7 +28,8 @@ impl RunEnv {
         provider: Provider,
         image: Option<&str>,
     ) -> Result<ClusterHandle, DockerError> {
-        self.start_members(provider, image, None).await
+        self.start_members(provider, image, None, Persistence::None)
+            .await
     }
 
     /// As [`Self::start_cluster`], every server under a fake clock kept in `<clocks>/<node>/`
@@ -38,7 +40,20 @@ impl RunEnv {
         provider: Provider,
         clocks: &std::path::Path,
     ) -> Result<ClusterHandle, DockerError> {
-        self.start_members(provider, None, Some(clocks)).await
+        self.start_members(provider, None, Some(clocks), Persistence::None)
+            .await
+    }
+
+    /// A run's lock service: [`Self::start_cluster`] with its Redis servers' `persistence`, and
+    /// under fake clocks when `clocks` is given ([`Self::start_cluster_with_fake_clocks`]).
+    pub async fn start_lock_service(
+        &self,
+        provider: Provider,
+        persistence: Persistence,
+        clocks: Option<&std::path::Path>,
+    ) -> Result<ClusterHandle, DockerError> {
+        self.start_members(provider, None, clocks, persistence)
+            .await
     }
 
     async fn start_members(
@@ -46,9 +61,10 @@ impl RunEnv {
         provider: Provider,
         image: Option<&str>,
         clocks: Option<&std::path::Path>,
+        persistence: Persistence,
     ) -> Result<ClusterHandle, DockerError> {
         let started = Instant::now();
-        let cluster = cluster_of(provider).ok_or_else(|| {
+        let cluster = cluster_of(provider, persistence).ok_or_else(|| {
             let why = provider.no_servers_because().unwrap_or("has no cluster");
             DockerError::Invalid(format!("{provider} {why}"))
         })?;
@@ -66,6 +82,10 @@ impl RunEnv {
                     let dir = root.join(&spec.name);
                     crate::control::clock::fake(&mut spec, &dir)
                         .map_err(DockerError::io(format!("create {}", dir.display())))?;
+                }
+                if let (Some(run), false) = (self.run_dir(), persistence == Persistence::None) {
+                    crate::control::data::bind(&mut spec, &run.join(crate::control::data::DIR))
+                        .map_err(DockerError::io(format!("create the data of {}", spec.name)))?;
                 }
                 specs.push(spec);
             }

@@ -10,6 +10,7 @@
 //! - [`audit`]: proof that nothing is left stopped or cut.
 //! - [`clock`]: fake wall clocks (libfaketime) and how a clock fault moves them.
 //! - [`cpu`]: CPU starvation (a container's CPU quota).
+//! - [`data`]: servers' data directories on the host, emptied by `restart-empty-*`.
 //! - [`links`]: the control of the run's link proxy (slow and lossy networks).
 //! - [`topology`]: the nemesis's view of a run (leader, holder) and restarts through `RunEnv`.
 //! - [`unplanned`]: what happened to the run's nodes outside the fault plan (deaths, returns,
@@ -18,6 +19,7 @@
 pub mod audit;
 pub mod clock;
 pub mod cpu;
+pub mod data;
 pub mod iptables;
 pub mod links;
 pub mod procs;
@@ -68,6 +70,8 @@ pub struct DockerControl {
     clocks: Option<clock::FakeClocks>,
     /// The run's link proxy, when the plan has link faults.
     links: Option<links::LinkProxy>,
+    /// Where the servers' data directories are on the host, when they persist.
+    data: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for DockerControl {
@@ -98,7 +102,14 @@ impl DockerControl {
             planned: unplanned::PlannedDeaths::default(),
             clocks: None,
             links: None,
+            data: None,
         }
+    }
+
+    /// `restart-empty-*` empties the servers' data directories under `root` (see [`data`]).
+    pub fn with_data_dirs(mut self, root: std::path::PathBuf) -> Self {
+        self.data = Some(root);
+        self
     }
 
     /// Link faults go to the run's link proxy.
@@ -322,6 +333,22 @@ impl NodeControl for DockerControl {
         clocks
             .set(target, setting)
             .map_err(|e| ControlError::new(target, "set clock", e))
+    }
+
+    async fn empty_data(&self, target: &str) -> Result<(), ControlError> {
+        if self.live(target, "empty the data of").await?.running {
+            return Err(ControlError::new(
+                target,
+                "empty the data of",
+                "it is running",
+            ));
+        }
+        match &self.data {
+            Some(root) => data::empty(root, target)
+                .map_err(|e| ControlError::new(target, "empty the data of", e)),
+            // Nothing persisted: it restarts empty anyway.
+            None => Ok(()),
+        }
     }
 
     async fn throttle(&self, target: &str, cpus: Option<f64>) -> Result<(), ControlError> {

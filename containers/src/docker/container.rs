@@ -70,6 +70,9 @@ pub struct ContainerSpec {
     pub ready_timeout: Duration,
     /// User to run as (e.g. `postgres`); `None` is root.
     pub user: Option<String>,
+    /// Where the server keeps the data its persistence writes, in the container: a run whose
+    /// servers persist binds it to a directory of the run ([`crate::control::data`]).
+    pub data_dir: Option<&'static str>,
 }
 
 impl ContainerSpec {
@@ -87,6 +90,7 @@ impl ContainerSpec {
             ready: Readiness::Started,
             ready_timeout: Duration::from_secs(60),
             user: None,
+            data_dir: None,
         }
     }
 

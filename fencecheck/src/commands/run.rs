@@ -111,6 +111,11 @@ pub struct Args {
     /// again at once).
     #[arg(long, value_parser = one_of(workloads::app::ROWS.map(|r| r.name)))]
     pub app: Option<String>,
+    /// How the lock service's Redis servers persist (redis, redlock, redis-sentinel; default
+    /// none): none (a restarted server is empty), everysec or always (the append-only file,
+    /// fsynced every second or before each reply).
+    #[arg(long, value_parser = one_of(results::persistence::ALL_PERSISTENCE.map(|p| p.name())))]
+    pub persistence: Option<String>,
     /// Bugs to plant in the in-memory provider: for exercising the pipeline, not for judging a
     /// real lock.
     #[arg(long, value_delimiter = ',', value_parser = one_of(MemoryBug::ALL.map(MemoryBug::as_str)))]
@@ -159,6 +164,7 @@ impl Args {
             discipline: self.discipline.clone(),
             app: self.app.clone(),
             memory_bugs: self.memory_bugs.clone(),
+            persistence: self.persistence.clone(),
             ..RawTest::default()
         }
     }

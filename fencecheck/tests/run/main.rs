@@ -7,6 +7,7 @@ mod adapter_memory;
 mod client_clock;
 mod counter;
 mod cut_reply;
+mod durability;
 mod hang_work;
 mod matrix_memory;
 mod memory;

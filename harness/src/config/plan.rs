@@ -8,6 +8,7 @@
 use super::clients::LockClient;
 use super::duration::Dur;
 use nemesis::{FaultKind, Plan};
+use results::persistence::Persistence;
 use results::AnomalyKind;
 pub use workloads::app::App;
 pub use workloads::config::{Discipline, RecipeConfig};
@@ -103,6 +104,8 @@ pub struct TestPlan {
     /// The run starts the link proxy in front of the lock service (the fault plan, or a replay
     /// scenario, shapes a worker's links).
     pub link_proxy: bool,
+    /// How the lock service's Redis servers keep what they acknowledged across a restart.
+    pub persistence: Persistence,
 }
 
 impl TestPlan {

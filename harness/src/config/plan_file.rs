@@ -51,6 +51,9 @@ struct PlanFile<'a> {
     recovery_slack: Dur,
     recovery: Dur,
     image: &'a str,
+    /// Written only where it applies (a Redis provider), so other tests read as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    persistence: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     client_image: Option<&'a str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -126,6 +129,10 @@ pub fn to_yaml(plan: &TestPlan) -> Result<String, String> {
         recovery_slack: plan.recovery_slack,
         recovery: plan.recovery,
         image: &plan.image,
+        persistence: plan
+            .provider
+            .takes_persistence()
+            .then(|| plan.persistence.name()),
         // A PyPI release's image (or an own folder's requirements') follows from what was
         // fetched (prepared again at the re-run).
         client_image: plan

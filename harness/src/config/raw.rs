@@ -53,6 +53,9 @@ pub struct RawTest {
     pub recovery_slack: Option<Dur>,
     pub recovery: Option<Dur>,
     pub image: Option<String>,
+    /// The lock service's Redis servers' persistence: `none` (the default), `everysec`,
+    /// `always`.
+    pub persistence: Option<String>,
     pub memory_bugs: Option<Vec<String>>,
     /// An explicit fault schedule, one line per fault: `at 5s start pause-holder for 6s`.
     /// (A stored `test.yaml` writes it back as the resolved plan lines.)
@@ -116,6 +119,7 @@ impl RawTest {
             recovery_slack,
             recovery,
             image,
+            persistence,
             memory_bugs,
             nemesis_timeline,
             fault_plan

@@ -115,12 +115,7 @@ pub async fn start_clusters(
     }
     // The servers start under libfaketime only when the plan moves their clocks.
     let clocks = fake_clock_root(env, plan).filter(|_| plan.fake_clocks);
-    let lock = async {
-        match &clocks {
-            Some(root) => env.start_cluster_with_fake_clocks(system, root).await,
-            None => env.start_cluster(system).await,
-        }
-    };
+    let lock = env.start_lock_service(system, plan.persistence, clocks.as_deref());
     let others = futures::future::join_all(stores.into_iter().map(|s| env.start_cluster(s)));
     let (lock, others) = tokio::join!(lock, others);
     let lock = lock.with_context(|| format!("starting the {system} cluster"))?;

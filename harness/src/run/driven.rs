@@ -44,6 +44,10 @@ impl<C: NodeControl> NodeControl for Driven<'_, C> {
         self.control.set_clock(target, setting).await
     }
 
+    async fn empty_data(&self, target: &str) -> Result<(), ControlError> {
+        self.control.empty_data(target).await
+    }
+
     async fn throttle(&self, target: &str, cpus: Option<f64>) -> Result<(), ControlError> {
         self.control.throttle(target, cpus).await
     }

@@ -65,6 +65,8 @@ fn of_kind(kind: FaultKind) -> Survival {
         | FaultKind::KillAcquiring
         | FaultKind::KillNode
         | FaultKind::KillLeader
+        | FaultKind::RestartEmptyNode
+        | FaultKind::RestartEmptyLeader
         | FaultKind::Failover
         | FaultKind::ClockJump
         | FaultKind::ClockSkew

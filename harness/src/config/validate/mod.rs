@@ -24,6 +24,8 @@ mod tests;
 use super::plan::TestPlan;
 use super::raw::RawTest;
 use containers::image::version::Holder;
+use results::persistence::Persistence;
+use results::Provider;
 
 /// A rejected test description.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -41,6 +43,26 @@ pub(super) fn err(field: &str, message: impl Into<String>) -> ConfigError {
     }
 }
 
+/// The Redis servers' persistence: only a provider whose lock servers are Redis takes one.
+fn persistence(raw: &RawTest, provider: Provider) -> Result<Persistence, ConfigError> {
+    let Some(given) = &raw.persistence else {
+        return Ok(Persistence::None);
+    };
+    let p: Persistence = given
+        .parse()
+        .map_err(|e: results::persistence::UnknownPersistence| err("persistence", e.to_string()))?;
+    if !provider.takes_persistence() {
+        return Err(err(
+            "persistence",
+            format!(
+                "sets how Redis servers persist; {provider}'s servers are not Redis (give \
+                 provider: redis, redlock or redis-sentinel)"
+            ),
+        ));
+    }
+    Ok(p)
+}
+
 /// How long a test's workload runs when it names no time limit.
 pub const DEFAULT_TIME_LIMIT: super::Dur = super::Dur(std::time::Duration::from_secs(60));
 
@@ -55,6 +77,7 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
     let faults = faults::faults(&raw, provider, workload, &timing, seed)?;
     faults::refuse_unreachable_clock(&faults, &client)?;
     let names = naming::naming(&raw, provider, &client, resource, &faults, app)?;
+    let persistence = persistence(&raw, provider)?;
     // A PyPI release's image is known only once its wheels are fetched: the run prepares it
     // (`run::release::prepare`) before any container starts.
     let client_image = (client.needs_client_image() && !client.image_made_at_start()).then(|| {
@@ -123,6 +146,7 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         docker_slot: None,
         fake_clocks: faults.plan.steps.iter().any(|s| s.fault.is_clock()),
         fake_client_clocks: faults.plan.steps.iter().any(|s| s.fault.is_client_clock()),
+        persistence,
         link_proxy: faults.plan.steps.iter().any(|s| s.fault.is_link()),
         faults,
     })

@@ -74,6 +74,10 @@ impl NodeControl for InProcessControl {
         }
     }
 
+    async fn empty_data(&self, target: &str) -> Result<(), ControlError> {
+        Err(no_network(target, "empty the data of"))
+    }
+
     async fn throttle(&self, target: &str, cpus: Option<f64>) -> Result<(), ControlError> {
         match cpus {
             None => Ok(()),

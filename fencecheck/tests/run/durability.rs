@@ -1,0 +1,66 @@
+//! Durability against real Redis: fencecheck's `redis-lock` keeps its fence counter in the lock's
+//! own server. Without persistence a killed master restarts empty and hands out tokens it has
+//! already handed out (`token-regression`); with the append-only file fsynced before each reply
+//! the same kill loses nothing, and `restart-empty-leader` (the disk lost) brings the regression
+//! back whatever the persistence. The setting is recorded in `test.yaml`, and the data the
+//! server wrote is kept with the run.
+
+use crate::support::infra::{fresh_root, harness_run_id, labelled_containers, run_config};
+use serde_json::Value;
+
+/// Runs `redis-lock` under `fault` with `persistence`; the kinds found and the run directory.
+fn run(name: &str, persistence: &str, fault: &str) -> (Vec<String>, std::path::PathBuf) {
+    let root = fresh_root("run-durability", name);
+    let yaml = format!(
+        "name: {name}\nrecipe: redis-lock\nresource: strict\nworkers: 3\nttl: 2s\n\
+         time_limit: 10s\nseed: 2\npersistence: {persistence}\n\
+         nemesis_timeline:\n  - at 3s start {fault} for 2s\n"
+    );
+    let out = run_config(&root, &yaml, &[]);
+    assert!(
+        matches!(out.status.code(), Some(0..=2)),
+        "a verdict, not a harness error: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = std::fs::canonicalize(root.join("runs/latest")).expect("run dir");
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).expect("results"))
+            .expect("json");
+    let kinds = results["anomalies"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x["kind"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    let recorded = std::fs::read_to_string(dir.join("test.yaml")).expect("test.yaml");
+    assert!(
+        recorded.contains(&format!("persistence: {persistence}")),
+        "{recorded}"
+    );
+    assert_eq!(
+        labelled_containers(&harness_run_id(name)),
+        "",
+        "containers left behind"
+    );
+    (kinds, dir)
+}
+
+#[test]
+fn a_fence_counter_survives_a_kill_only_with_persistence_and_never_a_lost_disk() {
+    let (none, _) = run("t-dur-none", "none", "kill-leader");
+    assert!(none.iter().any(|k| k == "token-regression"), "{none:?}");
+    let (always, dir) = run("t-dur-always", "always", "kill-leader");
+    assert!(
+        !always.iter().any(|k| k == "token-regression"),
+        "{always:?}"
+    );
+    let aof = dir.join("data/redis-1/appendonlydir");
+    assert!(
+        aof.is_dir(),
+        "the server's append-only file is kept with the run"
+    );
+    let (lost, _) = run("t-dur-lost", "always", "restart-empty-leader");
+    assert!(lost.iter().any(|k| k == "token-regression"), "{lost:?}");
+}
