@@ -205,9 +205,9 @@ pub fn duplicate_effect(observation: String) -> Diagnosis {
 pub fn zombie_holder(observation: String) -> Diagnosis {
     d(
         format!(
-            "{observation}; the holder's work was hung while its process ran, and its lease \
-             outlived the hang: the holder's lease is being renewed while its work makes no \
-             progress (a zombie holder)"
+            "{observation}; the holder's work was hung while its process ran, and nobody could \
+             take its lock for ttl + slack: the holder's lease is being renewed while its work \
+             makes no progress (a zombie holder)"
         ),
         "renewal decoupled from progress: a keep-alive thread or a library's background renewal \
          keeps the lease of a job that is blocked",

@@ -2,13 +2,16 @@
 //! world through [`NodeControl`] and learns about it through [`Topology`], both implemented by
 //! the harness (and faked in [`fake`]).
 //!
-//! - [`fault`]: the fault kinds, what each needs from a system, default durations.
+//! - [`fault`]: the fault kinds, re-exported from their home in `results::fault` (the table of
+//!   faults: each one's mechanism, aim, family, length and needs).
 //! - [`grudge`]: partitions as data, built by pure functions (isolate, halves, majorities ring).
 //! - [`plan`]: a fault plan, its timeline-line form, and the seeded generator.
 //! - [`schedule`]: the explicit YAML timeline and the validation every schedule passes.
-//! - [`clock`]: clock faults as data (a node's wall clock ahead or fast).
+//! - [`clock`]: clock and link settings as data (a node's wall clock ahead or fast, a link's
+//!   shaping).
 //! - [`control`]: the `NodeControl` and `Topology` seams.
-//! - `targets`: what a fault hits at its start time (holder, leader, a drawn member, a grudge).
+//! - `targets`: what a fault hits at its start time (by its aim) and what it does to it (by
+//!   its mechanism).
 //! - [`executor`]: runs a plan, records nemesis events, heals everything on every exit.
 //! - [`fake`]: in-memory control and topology for fast tests.
 //!

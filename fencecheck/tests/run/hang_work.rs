@@ -117,8 +117,8 @@ fn a_hung_holder_renewed_in_the_background_keeps_the_lock_and_is_named_a_zombie(
     let results = read_json(run_dir(&r).join("results.json"));
     let stuck = stuck_locks(&results);
     assert_eq!(stuck.len(), 1, "{results}");
-    assert_eq!(stuck[0]["evidence"]["owner"], worker.as_str());
-    assert_eq!(stuck[0]["evidence"]["other"]["zombie_holder"], true);
+    assert_eq!(stuck[0]["owner"], worker.as_str());
+    assert_eq!(stuck[0]["other"]["zombie_holder"], true);
     let said = stuck[0]["diagnosis"]["observation"].as_str().unwrap_or("");
     assert!(
         said.contains("renewed while its work makes no progress"),
@@ -129,7 +129,7 @@ fn a_hung_holder_renewed_in_the_background_keeps_the_lock_and_is_named_a_zombie(
 #[test]
 fn a_hung_holder_renewed_inline_loses_the_lock_and_its_late_write_is_fenced() {
     let r = fresh_root("run-hang-work", "inline");
-    let yaml = format!("{MEMORY}discipline: continue,inline\n");
+    let yaml = format!("{MEMORY}discipline: continue\nrenewal: inline\n");
     let out = run_config(&r, &yaml, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", explain(&out));
     let h = history(&r);
@@ -149,7 +149,7 @@ fn a_hung_holder_renewed_inline_loses_the_lock_and_its_late_write_is_fenced() {
         .find(|e| e["index"].as_u64().unwrap_or(0) > to)
         .expect("the hung holder wrote after the hang");
     assert_eq!(late["type"], "fail", "{late}");
-    assert_eq!(late["result"], "rejected-stale", "{late}");
+    assert_eq!(late["result"], "rejected-stale-fence", "{late}");
     let results = read_json(run_dir(&r).join("results.json"));
     assert!(stuck_locks(&results).is_empty(), "{results}");
     assert_eq!(results["valid"], true, "{results}");
@@ -179,10 +179,10 @@ fn etcd_background_renewal_holds_a_hung_job_and_inline_renewal_lets_it_go() {
     let (background, _) = container_run("t-hang-etcd-bg", &format!("name: t-hang-etcd-bg\n{base}"));
     let stuck = stuck_locks(&background);
     assert_eq!(stuck.len(), 1, "{background}");
-    assert_eq!(stuck[0]["evidence"]["other"]["zombie_holder"], true);
+    assert_eq!(stuck[0]["other"]["zombie_holder"], true);
     let (inline, h) = container_run(
         "t-hang-etcd-inline",
-        &format!("name: t-hang-etcd-inline\n{base}discipline: continue,inline\n"),
+        &format!("name: t-hang-etcd-inline\n{base}discipline: continue\nrenewal: inline\n"),
     );
     assert!(stuck_locks(&inline).is_empty(), "{inline}");
     let (worker, from, to) = the_hang(&h);
@@ -196,5 +196,5 @@ fn kazoo_keeps_a_hung_holders_lock_for_as_long_as_its_session_lives() {
     let (results, _) = container_run("t-hang-kazoo", yaml);
     let stuck = stuck_locks(&results);
     assert_eq!(stuck.len(), 1, "{results}");
-    assert_eq!(stuck[0]["evidence"]["other"]["zombie_holder"], true);
+    assert_eq!(stuck[0]["other"]["zombie_holder"], true);
 }
