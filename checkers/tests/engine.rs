@@ -320,6 +320,9 @@ fn a_run_none_of_whose_planned_faults_landed_is_unknown() {
         one_landed.unknown_reasons
     );
     assert_eq!(one_landed.stats["faults"]["planned"], 2);
+    let per_fault = &one_landed.stats["faults"]["by_fault"];
+    assert_eq!(per_fault["pause-releasing"]["landed"], 0);
+    assert_eq!(per_fault["pause-holder"]["landed"], 1);
     // A node that died outside the plan is not a planned fault.
     let unplanned = run(vec![start("node-died"), stop("node-died")]);
     assert!(!unplanned.stats.contains_key("faults"));

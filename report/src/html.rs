@@ -185,6 +185,13 @@ fn summary(s: &mut String, input: &ReportInput<'_>, model: &Timeline) {
             esc(&reach.line())
         );
     }
+    if let Some(landing) = results::landing::Landing::of(v) {
+        let _ = write!(
+            s,
+            r#"<div class="note landing"><b>Faults:</b> {}</div>"#,
+            esc(&landing.line())
+        );
+    }
     if !v.unknown_reasons.is_empty() {
         s.push_str(r#"<div class="unknown-reasons"><b>Why unknown:</b><ul>"#);
         for r in &v.unknown_reasons {

@@ -58,6 +58,13 @@ pub fn junit_xml(input: &ReportInput<'_>) -> String {
             esc(&reach.line())
         );
     }
+    if let Some(landing) = results::landing::Landing::of(v) {
+        let _ = write!(
+            clients,
+            r#"<property name="faults" value="{}"/>"#,
+            esc(&landing.line())
+        );
+    }
     let _ = writeln!(
         s,
         r#"    <properties><property name="seed" value="{}"/><property name="rerun" value="{}"/>{clients}</properties>"#,

@@ -18,6 +18,7 @@
 //!   `results.json`), the one error of a run's files, the one default `recovery_slack`.
 //! - [`verdict`]: `results.json` — validity, anomalies with evidence and diagnosis.
 //! - [`reach`]: what a run reached of its lock client's renewal, retry and recovery code.
+//! - [`landing`]: which of a run's planned faults landed.
 
 pub mod clock;
 pub mod duration;
@@ -25,6 +26,7 @@ pub mod event;
 pub mod event_ref;
 pub mod fault;
 pub mod jsonl;
+pub mod landing;
 pub mod layout;
 pub mod nemesis_event;
 pub mod parse;

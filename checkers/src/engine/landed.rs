@@ -5,14 +5,14 @@
 //! unknown. The outages outside the plan (`node-died`, `node-frozen`) are not planned faults.
 
 use results::fault::{NODE_DIED, NODE_FROZEN};
+use results::landing::Landing;
 use results::{EventRef, Verdict, F};
-use serde_json::json;
 
-/// The planned fault starts of a run: how many, and how many carried no error.
+/// The planned fault starts of a run: in all and per fault, how many, and how many carried no
+/// error.
 #[derive(Debug, Default)]
 pub(super) struct Landed {
-    planned: u64,
-    landed: u64,
+    landing: Landing,
 }
 
 impl Landed {
@@ -24,26 +24,25 @@ impl Landed {
         if &**fault == NODE_DIED || &**fault == NODE_FROZEN {
             return;
         }
-        self.planned += 1;
-        self.landed += u64::from(e.error().is_none());
+        self.landing.see(fault, e.error().is_none());
     }
 
-    /// `stats.faults` (`planned`, `landed`), and the reason the verdict is unknown when none of
-    /// several planned faults landed.
+    /// `stats.faults` ([`Landing`]), and the reason the verdict is unknown when none of the
+    /// planned faults landed.
     pub(super) fn finish(&self, verdict: &mut Verdict) {
-        if self.planned == 0 {
+        let l = &self.landing;
+        if l.planned == 0 {
             return;
         }
-        verdict.stats.insert(
-            "faults".into(),
-            json!({ "planned": self.planned, "landed": self.landed }),
-        );
-        if self.landed == 0 {
+        verdict
+            .stats
+            .insert("faults".into(), serde_json::to_value(l).unwrap_or_default());
+        if l.landed == 0 {
             verdict.unknown_reasons.push(format!(
                 "none of the {} planned fault{} landed (each found nothing to strike or could \
                  not be applied): the run tested none of the faults it asked for",
-                self.planned,
-                if self.planned == 1 { "" } else { "s" }
+                l.planned,
+                if l.planned == 1 { "" } else { "s" }
             ));
         }
     }

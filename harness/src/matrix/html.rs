@@ -57,7 +57,7 @@ fn cell_rows(out: &mut String, m: &MatrixReport, c: &CellSummary) {
     let _ = writeln!(
         out,
         "<tr class=\"{}\"><td><code>{}</code></td><td>{}</td><td><b>{}</b><br><span class=muted>{}</span></td>\
-         <td>{}<br><span class=muted>{}</span></td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td><td>{}</td></tr>",
+         <td>{}<br><span class=muted>{}</span></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td><td>{}</td></tr>",
         class(c.status),
         esc(&c.label_with_libraries()),
         esc(&c.expect),
@@ -67,6 +67,7 @@ fn cell_rows(out: &mut String, m: &MatrixReport, c: &CellSummary) {
         esc(&rate_of),
         esc(&kinds_text(c)),
         esc(&c.reach_text()),
+        esc(&c.landing_text()),
         c.median_first_ns.map(secs).unwrap_or_else(|| "-".into()),
         esc(&latency(c.acquire_p50_us)),
         esc(&latency(c.acquire_p99_us)),
@@ -78,7 +79,7 @@ fn cell_rows(out: &mut String, m: &MatrixReport, c: &CellSummary) {
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "<tr class=seed><td colspan=9>&nbsp;&nbsp;next: its first failing seed \
+            "<tr class=seed><td colspan=10>&nbsp;&nbsp;next: its first failing seed \
              (<a href=\"{}\">seed {seed}</a>), made as small as it stays failing: \
              <code class=shrink>{}</code> (docs/reproduce.md)</td></tr>",
             esc(&report),
@@ -113,12 +114,13 @@ fn cell_rows(out: &mut String, m: &MatrixReport, c: &CellSummary) {
         let p99 = (!r.acquire_us.is_empty()).then(|| r.acquire_us.value_at_quantile(0.99));
         let _ = writeln!(
             out,
-            "<tr class=seed><td>&nbsp;&nbsp;seed {}</td><td>{:.0} s wall</td><td>{}</td><td>{}</td><td>{}</td><td></td><td>{} / {}</td><td>{}</td></tr>",
+            "<tr class=seed><td>&nbsp;&nbsp;seed {}</td><td>{:.0} s wall</td><td>{}</td><td>{}</td><td>{}</td><td></td><td>{}</td><td></td><td>{} / {}</td><td>{}</td></tr>",
             r.seed,
             r.wall_secs,
             verdict_text(r.validity),
             link,
             esc(&if kinds.is_empty() { "none".into() } else { kinds.join("; ") }),
+            esc(&r.landing.as_ref().map_or("-".into(), |l| l.rate())),
             esc(&latency(p50)),
             esc(&latency(p99)),
             esc(note.trim()),
@@ -154,7 +156,7 @@ pub fn render(m: &MatrixReport) -> String {
     }
     out.push_str(
         "<table><tr><th>cell / seed</th><th>expect</th><th>result</th><th>rate</th><th>anomaly kinds</th>\
-         <th>reached</th><th>median first</th><th>acquire p50 / p99</th><th>errors</th></tr>\n",
+         <th>reached</th><th>faults landed</th><th>median first</th><th>acquire p50 / p99</th><th>errors</th></tr>\n",
     );
     for c in &m.cells {
         cell_rows(&mut out, m, c);

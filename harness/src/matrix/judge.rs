@@ -116,6 +116,19 @@ impl CellSummary {
         )
     }
 
+    /// Its seeds' planned faults that landed, `landed/planned`; `-` when none planned any.
+    pub fn landing_text(&self) -> String {
+        let all: Vec<&results::landing::Landing> = self
+            .runs
+            .iter()
+            .filter_map(|r| r.landing.as_ref())
+            .collect();
+        if all.is_empty() {
+            return "-".into();
+        }
+        results::landing::Landing::sum(all).rate()
+    }
+
     /// The libraries its runs' adapters named, each once (`kazoo (kazoo 2.11.0)`); empty for
     /// a recipe's cell.
     pub fn libraries(&self) -> Vec<&str> {

@@ -5,6 +5,7 @@
 
 use anyhow::Context;
 use hdrhistogram::Histogram;
+use results::landing::Landing;
 use results::reach::Reach;
 use results::store::RunReader;
 use results::{AnomalyKind, OpType, Process, Validity, Verdict, F};
@@ -56,6 +57,9 @@ pub struct RunOutcome {
     /// What the run reached of its lock client's renewal, retry and recovery code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reach: Option<Reach>,
+    /// Which of its planned faults landed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landing: Option<Landing>,
 }
 
 fn ser_validity<S: serde::Serializer>(v: &Option<Validity>, s: S) -> Result<S::Ok, S::Error> {
@@ -85,6 +89,7 @@ impl RunOutcome {
             wall_secs,
             clients: Vec::new(),
             reach: None,
+            landing: None,
         }
     }
 
@@ -93,6 +98,7 @@ impl RunOutcome {
         let run = RunReader::open(dir);
         let verdict = run.verdict()?;
         let reach = Reach::of(&verdict);
+        let landing = Landing::of(&verdict);
         Ok(Self {
             seed,
             dir: Some(dir.to_path_buf()),
@@ -105,6 +111,7 @@ impl RunOutcome {
             wall_secs,
             clients: run.clients()?,
             reach,
+            landing,
         })
     }
 

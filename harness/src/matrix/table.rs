@@ -91,9 +91,9 @@ pub fn render(m: &MatrixReport) -> String {
         out.push('\n');
     }
     out.push_str(
-        "| cell | expect | result | rate | anomaly kinds (seeds) | reached | median first | acquire p50 / p99 | errors | reports |\n",
+        "| cell | expect | result | rate | anomaly kinds (seeds) | reached | faults landed | median first | acquire p50 / p99 | errors | reports |\n",
     );
-    out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|\n");
     for c in &m.cells {
         let rate_of = match c.rate_kind {
             Some(k) => format!(" {k}"),
@@ -109,7 +109,7 @@ pub fn render(m: &MatrixReport) -> String {
             .collect();
         let _ = writeln!(
             out,
-            "| `{}`{} | {} | {} | {}{} | {} | {} | {} | {} / {} | {} | {} |",
+            "| `{}`{} | {} | {} | {}{} | {} | {} | {} | {} | {} / {} | {} | {} |",
             c.label,
             match c.libraries() {
                 l if l.is_empty() => String::new(),
@@ -125,6 +125,7 @@ pub fn render(m: &MatrixReport) -> String {
             },
             kinds_text(c),
             c.reach_text(),
+            c.landing_text(),
             c.median_first_ns.map(secs).unwrap_or_else(|| "-".into()),
             latency(c.acquire_p50_us),
             latency(c.acquire_p99_us),
@@ -163,7 +164,8 @@ pub fn render(m: &MatrixReport) -> String {
          first such anomaly, median over the seeds that showed it. reached, summed over the seeds: \
          holds that outlived the lease / holds · checks asked of the client · library errors \
          (info) · renewals and retries its adapter saw; `nothing`: none of the client's renewal, \
-         retry or recovery code ran. acquire: invoke → ok of granted \
+         retry or recovery code ran. faults landed: planned fault starts that struck, of all \
+         planned, summed over the seeds. acquire: invoke → ok of granted \
          acquires over all seeds (waiting for a held lock included).\n",
     );
     out

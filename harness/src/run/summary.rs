@@ -68,6 +68,9 @@ pub fn render(verdict: &Verdict, run_dir: &Path, rerun: &str) -> String {
     if let Some(reach) = results::reach::Reach::of(verdict) {
         let _ = writeln!(out, "reached: {}", reach.line());
     }
+    if let Some(landing) = results::landing::Landing::of(verdict) {
+        let _ = writeln!(out, "faults: {}", landing.line());
+    }
     for reason in &verdict.unknown_reasons {
         let _ = writeln!(out, "unknown: {reason}");
     }
