@@ -192,3 +192,31 @@ seed: 3
         "failed acquires waited {waits:?} ms"
     );
 }
+
+#[test]
+fn a_run_whose_every_planned_fault_found_nothing_to_strike_is_unknown() {
+    let r = root("all-skipped");
+    // One worker: nobody ever waits for a lock another holds, so pause-waiter strikes nothing.
+    let yaml = "provider: memory
+workers: 1
+ttl: 300ms
+time_limit: 3s
+recovery: 1s
+seed: 2
+nemesis_timeline:
+  - at 500ms start pause-waiter for 1s
+  - at 1800ms start pause-waiter for 1s
+";
+    let out = crate::support::infra::run_config(&r, yaml, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", explain(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("faults: 0 of 2 planned faults landed: pause-waiter 0/2"),
+        "{stdout}"
+    );
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir(&r).join("results.json")).unwrap())
+            .unwrap();
+    let why = results["unknown_reasons"][0].as_str().unwrap_or("");
+    assert!(why.starts_with("none of the 2 planned faults landed"), "{why}");
+}
