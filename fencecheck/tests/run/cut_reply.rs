@@ -42,3 +42,49 @@ fn a_cut_acquire_reply_lands_the_request_and_closes_its_connection() {
         "containers left behind"
     );
 }
+
+/// The other new faults on one real run: a starved holder, a holder's cut reply and a Redis server
+/// restarted without its data each start on a target, stop, and leave nothing behind (no
+/// container, no CPU limit: the run's own audit after the final heal fails a run that leaves
+/// one).
+#[test]
+fn starve_worker_cut_renew_reply_and_restart_empty_node_start_and_heal() {
+    let root = fresh_root("run", "more-new-faults");
+    let yaml = "name: t-more-faults\nrecipe: redis-lock\nworkers: 3\nttl: 2s\ntime_limit: 14s\n\
+                seed: 5\npersistence: always\nnemesis_timeline:\n  \
+                - at 2s start starve-worker for 3s\n  - at 6s start cut-renew-reply for 3s\n  \
+                - at 10s start restart-empty-node for 2s\n";
+    let out = run_config(&root, yaml, &[]);
+    assert!(
+        matches!(out.status.code(), Some(0..=2)),
+        "a verdict, not a harness error: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = std::fs::canonicalize(root.join("runs/latest")).expect("run dir");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("history.jsonl"))
+        .expect("history")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a line"))
+        .collect();
+    for fault in ["starve-worker", "cut-renew-reply", "restart-empty-node"] {
+        let start = lines
+            .iter()
+            .find(|e| e["f"] == format!("start-{fault}"))
+            .unwrap_or_else(|| panic!("{fault} never started"));
+        assert!(start["error"].is_null(), "{fault} struck: {start}");
+        assert!(
+            lines.iter().any(|e| e["f"] == format!("stop-{fault}")),
+            "{fault} stopped"
+        );
+    }
+    let starve = lines
+        .iter()
+        .find(|e| e["f"] == "start-starve-worker")
+        .expect("start");
+    assert_eq!(starve["value"]["cpus"], 0.05, "{starve}");
+    assert_eq!(
+        labelled_containers("t-more-faults"),
+        "",
+        "containers left behind"
+    );
+}

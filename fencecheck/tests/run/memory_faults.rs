@@ -218,5 +218,8 @@ nemesis_timeline:
         serde_json::from_str(&std::fs::read_to_string(run_dir(&r).join("results.json")).unwrap())
             .unwrap();
     let why = results["unknown_reasons"][0].as_str().unwrap_or("");
-    assert!(why.starts_with("none of the 2 planned faults landed"), "{why}");
+    assert!(
+        why.starts_with("none of the 2 planned faults landed"),
+        "{why}"
+    );
 }
