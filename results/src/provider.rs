@@ -2,9 +2,10 @@
 //! a test can take a lock from it, whether it has servers to start, and what it offers to the
 //! nemesis ([`Capabilities`]). Users name all of them with `provider` (`provider:` in YAML,
 //! `--provider`): memory is the provider that runs in the harness's own process, and postgres is
-//! both the store a resource writes to and a lock service (advisory locks, through a client
-//! adapter: fencecheck has no recipe of its own for it). What a crate does with a provider (its default
-//! recipe, its cluster of containers) stays in that crate, as functions over this one enum.
+//! both the store a resource writes to and a lock service (advisory locks: fencecheck's
+//! `pg-advisory` recipe, and tooz through its adapter). What a crate does with a provider (its
+//! default recipe, its cluster of containers) stays in that crate, as functions over this one
+//! enum.
 
 use std::fmt;
 
@@ -22,7 +23,7 @@ pub enum Provider {
     /// Redis 7, a master with 2 replicas and 3 sentinels.
     RedisSentinel,
     /// PostgreSQL 15, one server: a store for resources, and a lock service through its
-    /// advisory locks (a client adapter's: tooz).
+    /// advisory locks (the `pg-advisory` recipe, and tooz's adapter).
     Postgres,
     /// The in-process lock service (no containers): for fast pipeline tests.
     Memory,
