@@ -1,11 +1,11 @@
 //! The code that runs a lock client and the resource it protects, on both sides of the worker
-//! protocol. Grouped by role; the names other crates use are re-exported here, so nothing
-//! outside reaches into a module's insides.
+//! protocol. Grouped by role; other crates name what they use by its module's path
+//! (`workloads::driver::Session`), so this list is the crate's face.
 //!
 //! **What a test is made of** (closed sets of names, validated settings)
 //! - [`kinds`]: provider, recipe, resource and counter store names.
-//! - [`config`]: a recipe's timing (`RawRecipeConfig` → the validated [`RecipeConfig`]) and the
-//!   client [`Discipline`].
+//! - [`config`]: a recipe's timing (`RawRecipeConfig` → the validated
+//!   [`config::RecipeConfig`]) and the client [`config::Discipline`].
 //! - [`app`]: the application a run models (how long it holds, what it does after an error,
 //!   whether it asks the library), one row per profile.
 //!
@@ -17,7 +17,8 @@
 //! - [`ownership`]: held → suspect → lost, and the renewals that drive it.
 //!
 //! **The worker process** (in a container, or in the harness's process)
-//! - [`worker`]: a worker made from its launch ([`WorkerLaunch`], one value made from the plan),
+//! - [`worker`]: a worker made from its launch ([`worker::WorkerLaunch`], one value made from the
+//!   plan),
 //!   serving the control protocol; the in-process freeze gate.
 //! - [`protocol`]: the harness ↔ worker control protocol.
 //!
@@ -50,10 +51,3 @@ pub mod resource;
 pub mod worker;
 
 pub use app::App;
-pub use client::{Client, Completion, Grant};
-pub use config::{Discipline, RawRecipeConfig, RecipeConfig};
-pub use driver::{ProcessIds, Recorder, Session, WorkerConn};
-pub use kinds::{CounterStore, Provider, RecipeKind, ResourceKind};
-pub use recipes::{MemoryBug, MemoryKnobs, MemoryLockService};
-pub use resource::ResourceClient;
-pub use worker::{Freeze, NetworkPlace, Place, Worker, WorkerLaunch};
