@@ -114,8 +114,8 @@ pub enum FaultKind {
     /// The same for the holder's next reply (a renewal's or a keep-alive's answer, or its
     /// release's).
     CutRenewReply,
-    /// SIGKILL a random Redis server and empty its data directory; at the end it restarts with
-    /// nothing, whatever its persistence kept (a lost disk, or a server without persistence).
+    /// SIGKILL a random lock-service node (a Redis or ZooKeeper server) and empty its data
+    /// directory; at the end it restarts with nothing, whatever it had persisted (a lost disk).
     RestartEmptyNode,
     /// The same for the master.
     RestartEmptyLeader,
@@ -374,9 +374,10 @@ enum Needs {
     Replication,
     /// Automatic failover.
     Failover,
-    /// Redis servers, one of which a drawn node is (no sentinels among the nodes).
+    /// Servers that can restart without their data, one of which a drawn node is (no
+    /// sentinels among the nodes).
     EmptyNode,
-    /// A Redis master.
+    /// Such a server that leads.
     EmptyLeader,
     /// Servers whose wall clocks libfaketime reaches.
     FakeServerClock,
@@ -419,12 +420,6 @@ struct Row {
     needs: Needs,
     replay: ReplayForm,
 }
-
-/// Why a server other than Redis is not restarted without its data.
-const NOT_REDIS: &str = "only Redis servers are restarted without their data: an etcd member \
-                         without its data directory cannot rejoin under its old member id (it \
-                         must be removed and added again, a change of membership, not a crash), \
-                         and a ZooKeeper or PostgreSQL server without its data is not built yet";
 
 /// A pause outlives the lease.
 const TWO_TTL: Length = Length::Ttl { lo: 8, hi: 8 };
@@ -619,7 +614,9 @@ impl FaultKind {
             Needs::Failover if !caps.failover => {
                 Some("it has no automatic failover (only redis-sentinel has)")
             }
-            Needs::EmptyNode | Needs::EmptyLeader if !caps.redis => Some(NOT_REDIS),
+            Needs::EmptyNode | Needs::EmptyLeader if caps.no_empty_restart.is_some() => {
+                caps.no_empty_restart
+            }
             Needs::EmptyNode if caps.failover => Some(
                 "its nodes include the sentinels, which keep no data: restart-empty-leader \
                  empties the master",
@@ -857,6 +854,28 @@ mod tests {
 
     /// A fault from another tool is judged by its targets: on workers only, it hits workers;
     /// with a node among its targets, or none, it is of the service.
+    #[test]
+    fn a_server_restarts_without_its_data_only_where_it_can_rejoin() {
+        let refused = |f: FaultKind, p: Provider| f.unsupported_because(&p.capabilities());
+        for p in [Provider::Redis, Provider::Redlock, Provider::Zookeeper] {
+            assert_eq!(refused(FaultKind::RestartEmptyNode, p), None, "{p}");
+        }
+        for p in [
+            Provider::Redis,
+            Provider::RedisSentinel,
+            Provider::Zookeeper,
+        ] {
+            assert_eq!(refused(FaultKind::RestartEmptyLeader, p), None, "{p}");
+        }
+        let etcd = refused(FaultKind::RestartEmptyNode, Provider::Etcd).unwrap_or_default();
+        assert!(etcd.contains("member id"), "{etcd}");
+        let sentinel =
+            refused(FaultKind::RestartEmptyNode, Provider::RedisSentinel).unwrap_or_default();
+        assert!(sentinel.contains("restart-empty-leader"), "{sentinel}");
+        assert!(refused(FaultKind::RestartEmptyLeader, Provider::Redlock).is_some());
+        assert!(refused(FaultKind::RestartEmptyNode, Provider::Postgres).is_some());
+    }
+
     #[test]
     fn an_unknown_fault_is_judged_by_its_recorded_targets() {
         let worker = |t: &str| t.starts_with("worker-");

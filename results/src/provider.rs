@@ -47,12 +47,19 @@ pub struct Capabilities {
     pub in_process: bool,
     /// Why its clients' replies do not pass through the run's link proxy, if they do not.
     pub replies_past_proxy: Option<&'static str>,
-    /// Its lock servers are Redis servers: their persistence is set, and one can be restarted
-    /// without its data.
-    pub redis: bool,
+    /// Why one of its servers cannot be restarted without its data, if it cannot.
+    pub no_empty_restart: Option<&'static str>,
 }
 
 /// Go reads the clock through the vDSO: the one wording of every clock-fault refusal of etcd.
+/// An etcd member cannot come back from a lost disk by restarting.
+const ETCD_MEMBER: &str = "an etcd member without its data directory cannot rejoin under its old \
+                           member id: it must be removed and added again, a change of \
+                           membership, not a crash";
+/// What fencecheck has not built.
+const PG_EMPTY: &str = "a PostgreSQL server restarted without its data is not built: it would \
+                        need a fresh initdb, and the resource's store lives there too";
+
 const GO_CLOCK: &str = "its servers are Go programs, and libfaketime cannot reach them: Go reads \
                         the clock through the vDSO, not libc";
 /// Sentinel hands clients the master's own address, past the link proxy: only the sentinels'
@@ -75,6 +82,8 @@ struct Row {
     replies_past_proxy: Option<&'static str>,
     /// Its lock servers are Redis servers, whose persistence a test sets.
     redis: bool,
+    /// Why one of its servers cannot be restarted without its data, if it cannot.
+    no_empty_restart: Option<&'static str>,
 }
 
 impl Provider {
@@ -100,12 +109,14 @@ impl Provider {
             no_fake_clock: None,
             replies_past_proxy: None,
             redis: false,
+            no_empty_restart: None,
         };
         match self {
             Provider::Etcd => Row {
                 name: "etcd",
                 quorum: true,
                 no_fake_clock: Some(GO_CLOCK),
+                no_empty_restart: Some(ETCD_MEMBER),
                 ..servers
             },
             Provider::Zookeeper => Row {
@@ -136,6 +147,7 @@ impl Provider {
             },
             Provider::Postgres => Row {
                 name: "postgres",
+                no_empty_restart: Some(PG_EMPTY),
                 ..servers
             },
             Provider::Memory => Row {
@@ -143,6 +155,7 @@ impl Provider {
                 no_servers: Some(IN_PROCESS),
                 leader: false,
                 no_fake_clock: Some(IN_PROCESS),
+                no_empty_restart: Some(IN_PROCESS),
                 ..servers
             },
         }
@@ -180,7 +193,7 @@ impl Provider {
             no_fake_clock: row.no_fake_clock,
             in_process: row.no_servers.is_some(),
             replies_past_proxy: row.replies_past_proxy,
-            redis: row.redis,
+            no_empty_restart: row.no_empty_restart,
         }
     }
 

@@ -28,7 +28,7 @@ impl RunEnv {
         provider: Provider,
         image: Option<&str>,
     ) -> Result<ClusterHandle, DockerError> {
-        self.start_members(provider, image, None, Persistence::None)
+        self.start_members(provider, image, None, Persistence::None, None)
             .await
     }
 
@@ -40,19 +40,21 @@ impl RunEnv {
         provider: Provider,
         clocks: &std::path::Path,
     ) -> Result<ClusterHandle, DockerError> {
-        self.start_members(provider, None, Some(clocks), Persistence::None)
+        self.start_members(provider, None, Some(clocks), Persistence::None, None)
             .await
     }
 
-    /// A run's lock service: [`Self::start_cluster`] with its Redis servers' `persistence`, and
-    /// under fake clocks when `clocks` is given ([`Self::start_cluster_with_fake_clocks`]).
+    /// A run's lock service: [`Self::start_cluster`] with its Redis servers' `persistence`,
+    /// under fake clocks when `clocks` is given ([`Self::start_cluster_with_fake_clocks`]), and
+    /// each server's data directory bound under `data` when given ([`crate::control::data`]).
     pub async fn start_lock_service(
         &self,
         provider: Provider,
         persistence: Persistence,
         clocks: Option<&std::path::Path>,
+        data: Option<&std::path::Path>,
     ) -> Result<ClusterHandle, DockerError> {
-        self.start_members(provider, None, clocks, persistence)
+        self.start_members(provider, None, clocks, persistence, data)
             .await
     }
 
@@ -62,6 +64,7 @@ impl RunEnv {
         image: Option<&str>,
         clocks: Option<&std::path::Path>,
         persistence: Persistence,
+        data: Option<&std::path::Path>,
     ) -> Result<ClusterHandle, DockerError> {
         let started = Instant::now();
         let cluster = cluster_of(provider, persistence).ok_or_else(|| {
@@ -83,8 +86,8 @@ impl RunEnv {
                     crate::control::clock::fake(&mut spec, &dir)
                         .map_err(DockerError::io(format!("create {}", dir.display())))?;
                 }
-                if let (Some(run), false) = (self.run_dir(), persistence == Persistence::None) {
-                    crate::control::data::bind(&mut spec, &run.join(crate::control::data::DIR))
+                if let Some(root) = data {
+                    crate::control::data::bind(&mut spec, root)
                         .map_err(DockerError::io(format!("create the data of {}", spec.name)))?;
                 }
                 specs.push(spec);

@@ -21,6 +21,10 @@ pub(crate) const CLIENT_PORT: u16 = 2181;
 const CLASSPATH: &str =
     "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar";
 
+/// Where a server keeps its snapshots and transaction log; `myid` is written there at every
+/// start, so a server whose directory was emptied comes back as the same member, empty.
+const DATA_DIR: &str = "/var/lib/fc-zk";
+
 /// The shell script that writes `myid` and `zoo.cfg` and execs the server (so the container's
 /// main process, whose host PID fencecheck signals, is the JVM itself).
 fn script(id: usize, servers: &[String]) -> String {
@@ -72,8 +76,9 @@ impl Cluster for Zookeeper {
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                ContainerSpec::new(s, ["sh", "-c", &script(i + 1, &servers)])
-                    .port(CLIENT_PORT)
+                let mut spec = ContainerSpec::new(s, ["sh", "-c", &script(i + 1, &servers)]);
+                spec.data_dir = Some(DATA_DIR);
+                spec.port(CLIENT_PORT)
                     .role(Role::Member)
                     .ready(Readiness::Listening(CLIENT_PORT))
             })

@@ -1,8 +1,9 @@
-//! A server's data on the host: a run whose Redis servers persist binds each server's data
-//! directory to `<run dir>/data/<node>/`, so that `restart-empty-*` can empty it while the
-//! server is dead (a lost disk, or a machine replaced), and so that what the server wrote stays
-//! with the run. A server without persistence keeps nothing there, and emptying it changes
-//! nothing: it restarts empty anyway.
+//! A server's data on the host: a run whose servers persist (Redis with `persistence:`), or
+//! whose plan restarts one without its data, binds each server's data directory to
+//! `<run dir>/data/<node>/`, so that `restart-empty-*` can empty it while the server is dead (a
+//! lost disk, or a machine replaced), and so that what the server wrote stays with the run. A
+//! Redis server without persistence keeps nothing there, and emptying it changes nothing: it
+//! restarts empty anyway.
 
 use crate::docker::ContainerSpec;
 use std::path::Path;

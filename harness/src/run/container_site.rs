@@ -20,7 +20,6 @@ use futures::future::BoxFuture;
 use nemesis::{Nemesis, Plan};
 use results::jsonl::HistoryWriter;
 use results::layout::RunDir;
-use results::persistence::Persistence;
 use results::{EventFault, FaultPhase, NemesisEvent, RunClock};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -182,8 +181,8 @@ impl ContainerSite {
         if let Some(links) = &links {
             control = control.with_link_proxy(links.control.clone());
         }
-        if let (Some(run), false) = (env.run_dir(), plan.persistence == Persistence::None) {
-            control = control.with_data_dirs(run.join(containers::control::data::DIR));
+        if let Some(root) = deploy::data_root(env, plan) {
+            control = control.with_data_dirs(root);
         }
         Ok(ContainerSite {
             env: env.clone(),

@@ -7,6 +7,7 @@ use crate::config::{CounterStore, Provider, ResourceKind, TestPlan, Workload};
 use anyhow::Context;
 use containers::cluster::ClusterHandle;
 use containers::docker::{ContainerSpec, Node, Readiness, Role, RunEnv};
+use results::persistence::Persistence;
 use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -115,7 +116,8 @@ pub async fn start_clusters(
     }
     // The servers start under libfaketime only when the plan moves their clocks.
     let clocks = fake_clock_root(env, plan).filter(|_| plan.fake_clocks);
-    let lock = env.start_lock_service(system, plan.persistence, clocks.as_deref());
+    let data = data_root(env, plan);
+    let lock = env.start_lock_service(system, plan.persistence, clocks.as_deref(), data.as_deref());
     let others = futures::future::join_all(stores.into_iter().map(|s| env.start_cluster(s)));
     let (lock, others) = tokio::join!(lock, others);
     let lock = lock.with_context(|| format!("starting the {system} cluster"))?;
@@ -130,6 +132,20 @@ pub async fn start_clusters(
 /// (`<run>/clocks/<node or worker>/`), when the plan moves clocks (a clock fault, a client clock
 /// fault, a replay's clock step): only then do the servers (or the workers) start under
 /// libfaketime.
+/// Where the lock service's servers keep their data on the host, when the run needs it there:
+/// its Redis servers persist, or its plan restarts a server without its data.
+pub fn data_root(env: &RunEnv, plan: &TestPlan) -> Option<std::path::PathBuf> {
+    let empties = plan
+        .faults
+        .plan
+        .steps
+        .iter()
+        .any(|s| s.fault.mechanism() == nemesis::fault::Mechanism::KillEmpty);
+    let run = env.run_dir()?;
+    (plan.persistence != Persistence::None || empties)
+        .then(|| run.join(containers::control::data::DIR))
+}
+
 pub fn fake_clock_root(env: &RunEnv, plan: &TestPlan) -> Option<std::path::PathBuf> {
     (plan.fake_clocks || plan.fake_client_clocks).then(|| {
         env.run_dir()
