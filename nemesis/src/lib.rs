@@ -50,3 +50,4 @@ pub use fault::{FaultKind, UnknownFault, ALL_FAULTS};
 pub use grudge::Grudge;
 pub use plan::{Generator, Plan, Step};
 pub use schedule::{Context, Schedule, ScheduleError};
+pub use targets::STARVED_CPUS;

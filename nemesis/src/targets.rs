@@ -14,7 +14,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 /// The share of one CPU a starved target keeps: a few percent, slow but not stopped.
-pub(crate) const STARVED_CPUS: f64 = 0.05;
+pub const STARVED_CPUS: f64 = 0.05;
 
 fn pick_one(mut names: Vec<String>, pick: u64) -> Option<String> {
     names.sort();

@@ -489,13 +489,13 @@ impl FaultKind {
             FaultKind::ClientClockJump => row("client-clock-jump", M::ClientClock(ClockMove::Jump), A::Holder, Fam::ClientClock, ONE_TTL, N::Servers, R::Worker),
             FaultKind::ClientClockSkew => row("client-clock-skew", M::ClientClock(ClockMove::Skew), A::Holder, Fam::ClientClock, TEN_SECS, N::Servers, R::Worker),
             FaultKind::HangWork => row("hang-work", M::Hang, A::Holder, Fam::Hang, HANG, N::Workers, R::None),
-            FaultKind::StarveWorker => row("starve-worker", M::Starve, A::Holder, Fam::Starve, TWO_TTL, N::Servers, R::None),
-            FaultKind::CutAcquireReply => row("cut-acquire-reply", M::Link(Shaping::CutReply), A::Acquiring, Fam::Reply, TWO_TTL, N::RepliesThroughProxy, R::None),
-            FaultKind::CutReleaseReply => row("cut-release-reply", M::Link(Shaping::CutReply), A::Releasing, Fam::Reply, TWO_TTL, N::RepliesThroughProxy, R::None),
-            FaultKind::CutRenewReply => row("cut-renew-reply", M::Link(Shaping::CutReply), A::Holder, Fam::Reply, TWO_TTL, N::RepliesThroughProxy, R::None),
-            FaultKind::RestartEmptyNode => row("restart-empty-node", M::KillEmpty, A::AnyNode, Fam::Kill, TEN_SECS, N::EmptyNode, R::None),
-            FaultKind::RestartEmptyLeader => row("restart-empty-leader", M::KillEmpty, A::Leader, Fam::Kill, TEN_SECS, N::EmptyLeader, R::None),
-            FaultKind::StarveNode => row("starve-node", M::Starve, A::AnyNode, Fam::Starve, TWO_TTL, N::Servers, R::None),
+            FaultKind::StarveWorker => row("starve-worker", M::Starve, A::Holder, Fam::Starve, TWO_TTL, N::Servers, R::Worker),
+            FaultKind::CutAcquireReply => row("cut-acquire-reply", M::Link(Shaping::CutReply), A::Acquiring, Fam::Reply, TWO_TTL, N::RepliesThroughProxy, R::InFlight),
+            FaultKind::CutReleaseReply => row("cut-release-reply", M::Link(Shaping::CutReply), A::Releasing, Fam::Reply, TWO_TTL, N::RepliesThroughProxy, R::Worker),
+            FaultKind::CutRenewReply => row("cut-renew-reply", M::Link(Shaping::CutReply), A::Holder, Fam::Reply, TWO_TTL, N::RepliesThroughProxy, R::Worker),
+            FaultKind::RestartEmptyNode => row("restart-empty-node", M::KillEmpty, A::AnyNode, Fam::Kill, TEN_SECS, N::EmptyNode, R::Service),
+            FaultKind::RestartEmptyLeader => row("restart-empty-leader", M::KillEmpty, A::Leader, Fam::Kill, TEN_SECS, N::EmptyLeader, R::Service),
+            FaultKind::StarveNode => row("starve-node", M::Starve, A::AnyNode, Fam::Starve, TWO_TTL, N::Servers, R::Service),
         }
     }
 

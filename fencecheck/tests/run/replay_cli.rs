@@ -118,11 +118,11 @@ fn a_wrong_expectation_exits_1_naming_the_step_and_why() {
     assert!(labelled_containers("replay-t-replay-wrong-redis").is_empty());
 }
 
-/// A worker step's fault the run would refuse (a client clock step on a Go client,
-/// which libfaketime cannot reach; slow-reply on Sentinel, whose clients pass the link proxy)
-/// is refused before anything starts, naming its line.
+/// A step's fault the run would refuse (a client clock step on a Go client, which libfaketime
+/// cannot reach; a step on the links on Sentinel, whose clients pass no link proxy; a member
+/// restarted without its data on etcd) is refused before anything starts, naming its line.
 #[test]
-fn a_worker_fault_the_provider_or_client_cannot_take_is_refused_with_its_line() {
+fn a_fault_step_the_provider_or_client_cannot_take_is_refused_with_its_line() {
     for (name, text, says) in [
         (
             "t-replay-go-clock",
@@ -138,6 +138,21 @@ fn a_worker_fault_the_provider_or_client_cannot_take_is_refused_with_its_line() 
                 .replace("providers: [redis]", "providers: [redis-sentinel]")
                 .replace("  - A: pause\n", "  - A: slow-reply\n"),
             "line 8: slow-reply cannot act on redis-sentinel",
+        ),
+        (
+            "t-replay-sentinel-cut",
+            STALE
+                .replace("providers: [redis]", "providers: [redis-sentinel]")
+                .replace("  - A: pause\n", "  - A: cut-renew-reply\n"),
+            "line 8: cut-renew-reply cannot act on redis-sentinel",
+        ),
+        (
+            "t-replay-etcd-empty",
+            STALE
+                .replace("providers: [redis]", "providers: [etcd]")
+                .replace("ttl: 1s", "ttl: 2s")
+                .replace("  - A: pause\n", "  - nemesis: restart-empty leader\n"),
+            "line 8: restart-empty-leader cannot act on etcd: ",
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();

@@ -101,3 +101,18 @@ fn redis_py_keeps_its_lock_through_its_own_wall_clock_jumping_both_ways() {
     // A replay with a library is named after it.
     assert!(labelled_containers("replay-client-clock-jump-redis-py").is_empty());
 }
+
+#[test]
+fn a_redis_server_restarted_without_its_data_hands_out_a_token_again() {
+    replays("redis-restart-empty", &["redis"]);
+}
+
+#[test]
+fn a_release_whose_reply_is_cut_has_freed_the_lock() {
+    replays("cut-release-reply", &["etcd", "zookeeper", "redis"]);
+}
+
+#[test]
+fn a_holder_and_a_leader_starved_of_cpu_keep_the_lease() {
+    replays("starved-holder", &["etcd", "zookeeper", "redis"]);
+}

@@ -104,6 +104,10 @@ pub struct TestPlan {
     /// The run starts the link proxy in front of the lock service (the fault plan, or a replay
     /// scenario, shapes a worker's links).
     pub link_proxy: bool,
+    /// A node of the lock service is killed with its data directory emptied (the fault plan, or
+    /// a replay scenario's `restart-empty` step): the nodes' data directories are bound under
+    /// the run.
+    pub empties_data: bool,
     /// How the lock service's Redis servers keep what they acknowledged across a restart.
     pub persistence: Persistence,
 }

@@ -120,14 +120,49 @@ pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan>
             );
         }
     }
-    if let Some(line) = first(|a| matches!(a, Action::SlowReply(_))) {
+    let caps = plan.provider.capabilities();
+    let on_links = scenario.steps.iter().find_map(|s| match s {
+        Step::Worker { action, line, .. } => {
+            let verb = match action {
+                Action::SlowReply(_) => FaultKind::SlowReply,
+                Action::CutAcquireReply(_) => FaultKind::CutAcquireReply,
+                Action::CutReleaseReply(_) => FaultKind::CutReleaseReply,
+                Action::CutRenewReply => FaultKind::CutRenewReply,
+                _ => return None,
+            };
+            Some((*line, verb))
+        }
+        _ => None,
+    });
+    if let Some((line, verb)) = on_links {
         plan.link_proxy = true;
-        if let Some(why) = FaultKind::SlowReply.unsupported_because(&plan.provider.capabilities()) {
+        if let Some(why) = verb.unsupported_because(&caps) {
             anyhow::bail!(
-                "scenario {}, line {line}: slow-reply cannot act on {provider}: {why}",
+                "scenario {}, line {line}: {verb} cannot act on {provider}: {why}",
                 scenario.name
             );
         }
+    }
+    // A nemesis step the run would refuse on this provider is refused here, naming its line.
+    for s in &scenario.steps {
+        let Step::Control { control, line, .. } = s else {
+            continue;
+        };
+        let fault = match control {
+            Control::RestartEmpty(n) if n == "master" || n == "leader" => {
+                FaultKind::RestartEmptyLeader
+            }
+            Control::RestartEmpty(_) => FaultKind::RestartEmptyNode,
+            Control::StarveNode(_) => FaultKind::StarveNode,
+            _ => continue,
+        };
+        if let Some(why) = fault.unsupported_because(&caps) {
+            anyhow::bail!(
+                "scenario {}, line {line}: {fault} cannot act on {provider}: {why}",
+                scenario.name
+            );
+        }
+        plan.empties_data |= matches!(control, Control::RestartEmpty(_));
     }
     Ok(plan)
 }
@@ -292,7 +327,10 @@ async fn stage_and_run(
         op_wait: acquire_timeout + plan.client_timing.op_timeout * 2 + Duration::from_secs(15),
         paused_nodes: Vec::new(),
         isolated: BTreeMap::new(),
-        shaped: BTreeSet::new(),
+        shaped: BTreeMap::new(),
+        starved: BTreeSet::new(),
+        starved_nodes: Vec::new(),
+        emptied: Vec::new(),
         cut_replication: None,
         clocked: Vec::new(),
         log: log.clone(),

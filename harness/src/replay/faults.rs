@@ -1,5 +1,6 @@
 //! The nemesis and wait steps of a scenario, and the faults they leave to heal: pausing a node of
-//! the lock service (`master` / `leader` resolved when the step runs), cutting a Redis master
+//! the lock service (`master` / `leader` resolved when the step runs), starving it of CPU,
+//! killing it with its data emptied and starting it again, cutting a Redis master
 //! from its replicas, waiting for a Sentinel failover, waiting (by asking the provider) for a
 //! worker's lease to expire; isolations as one union grudge; and the final heal (of the worker
 //! steps' faults too: `worker_faults`).
@@ -11,7 +12,7 @@ use super::steps::{Moved, Stage};
 use containers::docker::Role;
 use nemesis::{Grudge, NodeControl, Signal};
 use results::fault::FaultKind;
-use results::{EventFault, FaultPhase};
+use results::{EventFault, FaultPhase, NemesisEvent};
 use std::time::{Duration, Instant};
 
 impl Stage<'_> {
@@ -93,6 +94,49 @@ impl Stage<'_> {
                 self.paused_nodes.retain(|p| *p != node);
                 self.nemesis(FaultPhase::Stop, FaultKind::PauseNode, &node);
                 rows[i].result = format!("{node} resumed (SIGCONT)");
+            }
+            Control::StarveNode(n) => {
+                let node = self.resolve_node(n).await?;
+                self.starved_nodes.push(node.clone());
+                self.throttle(&node, Some(nemesis::STARVED_CPUS)).await?;
+                self.record(
+                    &NemesisEvent::start(FaultKind::StarveNode, vec![node.clone()])
+                        .with("cpus", nemesis::STARVED_CPUS),
+                );
+                rows[i].result = format!(
+                    "{node}'s CPU cut to {:.0}% of one CPU",
+                    nemesis::STARVED_CPUS * 100.0
+                );
+            }
+            Control::UnstarveNode(n) => {
+                let node = Self::named_or_last(n, &self.starved_nodes, "starved")?;
+                self.throttle(&node, None).await?;
+                self.starved_nodes.retain(|s| *s != node);
+                self.nemesis(FaultPhase::Stop, FaultKind::StarveNode, &node);
+                rows[i].result = format!("{node}'s CPU no longer limited");
+            }
+            Control::RestartEmpty(n) => {
+                let fault = if n == "master" || n == "leader" {
+                    FaultKind::RestartEmptyLeader
+                } else {
+                    FaultKind::RestartEmptyNode
+                };
+                let node = self.resolve_node(n).await?;
+                // Tracked before the kill: the final heal starts it again whatever fails next.
+                self.emptied.push((node.clone(), fault));
+                self.signal(&node, Signal::Kill).await?;
+                self.site
+                    .control
+                    .empty_data(&node)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                self.nemesis(FaultPhase::Start, fault, &node);
+                rows[i].result = format!("{node} killed, its data directory emptied");
+            }
+            Control::Restart(n) => {
+                let down: Vec<String> = self.emptied.iter().map(|(d, _)| d.clone()).collect();
+                let node = Self::named_or_last(n, &down, "killed by restart-empty")?;
+                rows[i].result = self.restart_emptied(&node).await?;
             }
             Control::CutReplication => {
                 let master = self.resolve_node("master").await?;
@@ -226,6 +270,47 @@ impl Stage<'_> {
         ))
     }
 
+    /// `master` / `leader`: the latest of `nodes` (the ones a step faulted); else the name.
+    fn named_or_last(n: &str, nodes: &[String], what: &str) -> Result<String, String> {
+        if n == "master" || n == "leader" {
+            nodes
+                .last()
+                .cloned()
+                .ok_or_else(|| format!("no lock-service node is {what}"))
+        } else {
+            Ok(n.to_string())
+        }
+    }
+
+    /// Starts `node`, which `restart-empty` left down, from its emptied data directory.
+    async fn restart_emptied(&mut self, node: &str) -> Result<String, String> {
+        let at = self
+            .emptied
+            .iter()
+            .position(|(d, _)| d == node)
+            .ok_or_else(|| format!("{node} was not killed by a restart-empty step"))?;
+        let start = Instant::now();
+        self.site
+            .control
+            .restart(node)
+            .await
+            .map_err(|e| e.to_string())?;
+        let (_, fault) = self.emptied.remove(at);
+        self.nemesis(FaultPhase::Stop, fault, node);
+        Ok(format!(
+            "{node} started again without its data after {:.1}s",
+            start.elapsed().as_secs_f64()
+        ))
+    }
+
+    async fn throttle(&self, node: &str, cpus: Option<f64>) -> Result<(), String> {
+        self.site
+            .control
+            .throttle(node, cpus)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
     pub(super) async fn signal(&self, target: &str, s: Signal) -> Result<(), String> {
         self.site
             .control
@@ -289,9 +374,27 @@ impl Stage<'_> {
             self.nemesis(FaultPhase::Stop, FaultKind::PauseNode, &node);
         }
         self.reset_clocks().await;
-        for w in std::mem::take(&mut self.shaped) {
-            if let Err(e) = self.unshape(w).await {
+        for (w, fault) in std::mem::take(&mut self.shaped) {
+            if let Err(e) = self.unshape(w, fault).await {
                 self.log.line(&format!("heal: {e}"));
+            }
+        }
+        for w in std::mem::take(&mut self.starved) {
+            if let Err(e) = self.unstarve(w).await {
+                self.log.line(&format!("heal: {e}"));
+            }
+        }
+        for node in std::mem::take(&mut self.starved_nodes) {
+            if let Err(e) = self.throttle(&node, None).await {
+                self.log.line(&format!("heal: {e}"));
+            }
+            self.nemesis(FaultPhase::Stop, FaultKind::StarveNode, &node);
+        }
+        let down: Vec<String> = self.emptied.iter().map(|(d, _)| d.clone()).collect();
+        for node in down {
+            if let Err(e) = self.restart_emptied(&node).await {
+                self.log.line(&format!("heal: {e}"));
+                self.emptied.retain(|(d, _)| *d != node);
             }
         }
         let isolated = std::mem::take(&mut self.isolated);

@@ -78,6 +78,19 @@ pub enum Action {
     /// Move the wall clock of the worker's lock client (`client-clock-jump`,
     /// `client-clock-skew`), until `nemesis: clock-real`.
     ClientClock(ClientClock),
+    /// Send an acquire and, this long after, arm a cut on the worker's links: the next reply
+    /// the lock service sends it (the acquire's, if it has not come yet) is dropped and its
+    /// connection closed, the request having landed (`cut-acquire-reply after 5ms`), until its
+    /// `heal`.
+    CutAcquireReply(Dur),
+    /// The same with a release (`cut-release-reply`).
+    CutReleaseReply(Dur),
+    /// Arm the cut now, with no operation sent: the next reply to the worker is cut, whatever
+    /// its lock client sends next (its renewal, where it renews on its own), until its `heal`.
+    CutRenewReply,
+    /// Cut the worker's CPU to a few percent of one CPU (a cgroup quota): slow, not stopped
+    /// (`starve`), until its `heal`.
+    Starve,
     /// `begin acquire` (or write, release): the operation is sent and the scenario goes on
     /// without its answer, as a worker already waiting when the next steps happen; it is
     /// completed and checked before that worker's next step, or at the end.
@@ -151,6 +164,16 @@ pub enum Control {
     /// Freeze every node of the lock service (`leader`: the leader alone) for this long, then
     /// thaw it: `stall-service` / `stall-leader` as one step.
     Stall { leader: bool, length: Dur },
+    /// Cut a node's CPU to a few percent of one CPU (`starve <node>`), until `unstarve <node>`
+    /// or heal.
+    StarveNode(String),
+    /// Lift the CPU limit `starve <node>` set (`master` / `leader`: the one starved).
+    UnstarveNode(String),
+    /// Kill a node and empty its data directory (`restart-empty <node>`): it stays down until
+    /// `restart <node>` (or the final heal) starts it again from nothing.
+    RestartEmpty(String),
+    /// Start a node `restart-empty` left down (`master` / `leader`: the one it killed).
+    Restart(String),
 }
 
 /// An expectation on a step's outcome.
@@ -414,6 +437,7 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
                     Action::Acquire
                     | Action::PauseAcquiring(_)
                     | Action::KillAcquiring(_)
+                    | Action::CutAcquireReply(_)
                     | Action::PauseWaiter(_) => acquired.push(
                         raw.workers
                             .iter()
@@ -425,6 +449,7 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
                     | Action::Release
                     | Action::PauseReleasing(_)
                     | Action::IsolateReleasing(_)
+                    | Action::CutReleaseReply(_)
                         if !acquired.contains(&worker) =>
                     {
                         return Err(at(

@@ -71,8 +71,16 @@ pub struct Stage<'s> {
     /// Indices of isolated workers, with the fault that cut each off (`isolate-worker`,
     /// `isolate-releasing`): its stop names it too.
     pub isolated: BTreeMap<usize, FaultKind>,
-    /// Indices of workers whose replies a `slow-reply` holds back.
-    pub shaped: BTreeSet<usize>,
+    /// Indices of workers whose links a step shaped (`slow-reply`, a `cut-*-reply`), with
+    /// that fault: its stop names it.
+    pub shaped: BTreeMap<usize, FaultKind>,
+    /// Indices of workers whose CPU `starve` limited.
+    pub starved: BTreeSet<usize>,
+    /// Lock-service nodes whose CPU `nemesis: starve` limited (short names).
+    pub starved_nodes: Vec<String>,
+    /// Lock-service nodes `nemesis: restart-empty` killed and emptied, not started yet, with
+    /// the fault that names each (`restart-empty-node` / `restart-empty-leader`).
+    pub emptied: Vec<(String, FaultKind)>,
     /// The master cut from its replicas, and its replicas.
     pub cut_replication: Option<(String, Vec<String>)>,
     /// Clocks a step moved: a node's (`clock-jump`) or a worker's lock client's.
@@ -162,6 +170,12 @@ impl Stage<'_> {
                     Action::IsolateReleasing(after) => {
                         Some((Cmd::Release, *after, FaultKind::IsolateReleasing))
                     }
+                    Action::CutAcquireReply(after) => {
+                        Some((Cmd::Acquire, *after, FaultKind::CutAcquireReply))
+                    }
+                    Action::CutReleaseReply(after) => {
+                        Some((Cmd::Release, *after, FaultKind::CutReleaseReply))
+                    }
                     _ => None,
                 };
                 if let Some((cmd, after, fault)) = in_flight {
@@ -235,6 +249,11 @@ impl Stage<'_> {
                     Action::ClientClock(how) => {
                         rows[i].result = self.move_client_clock(w, *how).await?;
                     }
+                    Action::CutRenewReply => {
+                        self.cut_reply(w, FaultKind::CutRenewReply, None).await?;
+                        rows[i].result = "its next reply cut, whatever its client sends".into();
+                    }
+                    Action::Starve => rows[i].result = self.starve(w).await?,
                     _ => {}
                 }
                 Ok(())

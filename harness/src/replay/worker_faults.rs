@@ -2,9 +2,11 @@
 //! the run's nemesis records them (the fault's own name, the worker as the target): an
 //! operation sent and the worker struck `after` a delay while it is in flight
 //! (`pause-acquiring`, `kill-acquiring`, `pause-waiter`, `pause-releasing`,
-//! `isolate-releasing`), the lock service's replies to it held back (`slow-reply`), and its lock
-//! client's wall clock moved (`client-clock-jump`, `client-clock-skew`). Each is healed by the
-//! worker's `resume` / `heal`, `nemesis: clock-real`, or the final heal.
+//! `isolate-releasing`, `cut-acquire-reply`, `cut-release-reply`), the lock service's replies to
+//! it held back (`slow-reply`) or the next one cut (`cut-renew-reply`), its CPU starved
+//! (`starve`), and its lock client's wall clock moved (`client-clock-jump`,
+//! `client-clock-skew`). Each is healed by the worker's `resume` / `heal`, `nemesis:
+//! clock-real`, or the final heal.
 
 use super::actor::Cmd;
 use super::rows::Row;
@@ -12,14 +14,15 @@ use super::scenario::ClientClock;
 use super::steps::{Moved, Stage};
 use crate::config::Dur;
 use nemesis::{LinkShaping, NodeControl, Signal};
-use results::fault::FaultKind;
+use results::fault::{Family, FaultKind};
 use results::{FaultPhase, NemesisEvent};
 use std::time::Duration;
 
 impl Stage<'_> {
     /// Sends `cmd` and strikes worker `w` with `fault` `after` later: its reply, if it had not
     /// come yet, waits for the thaw (a pause), never comes (a kill), or meets the cut (an
-    /// isolation). The start line records the delay.
+    /// isolation, a cut reply). The start line records the delay. A cut reply with no delay is
+    /// armed before the request leaves.
     pub(super) async fn strike_in_flight(
         &mut self,
         w: usize,
@@ -29,6 +32,15 @@ impl Stage<'_> {
         fault: FaultKind,
         rows: &mut [Row],
     ) -> Result<(), String> {
+        if fault.family() == Family::Reply && after.get().is_zero() {
+            // Armed before the request leaves, so the reply cut is this operation's (unless its
+            // client's own renewal is answered first).
+            self.cut_reply(w, fault, None).await?;
+            let rx = self.workers[w].actor.send(cmd.clone());
+            self.workers[w].pending.push((i, cmd, rx));
+            self.finish_pending(w, rows, self.op_wait).await;
+            return Ok(());
+        }
         let target = self.workers[w].target.clone();
         let owner = self.workers[w].name.clone();
         let rx = self.workers[w].actor.send(cmd.clone());
@@ -43,6 +55,12 @@ impl Stage<'_> {
                 self.record(&event.stopped());
                 rows[i].result = format!("sent; killed {after} after");
                 self.finish_pending(w, rows, Duration::from_secs(10)).await;
+            }
+            FaultKind::CutAcquireReply | FaultKind::CutReleaseReply => {
+                // Its answer comes (or its error does) without a step of the worker's own.
+                self.cut_reply(w, fault, Some(after)).await?;
+                rows[i].result = format!("sent; its next reply cut {after} after");
+                self.finish_pending(w, rows, self.op_wait).await;
             }
             FaultKind::IsolateReleasing => {
                 self.isolated.insert(w, fault);
@@ -70,9 +88,13 @@ impl Stage<'_> {
             self.nemesis(FaultPhase::Stop, fault, &owner);
             healed.push("reconnected");
         }
-        if self.shaped.remove(&w) {
-            self.unshape(w).await?;
-            healed.push("replies at once");
+        if let Some(fault) = self.shaped.remove(&w) {
+            self.unshape(w, fault).await?;
+            healed.push("its links as they were");
+        }
+        if self.starved.remove(&w) {
+            self.unstarve(w).await?;
+            healed.push("its CPU no longer limited");
         }
         Ok(if healed.is_empty() {
             "nothing to heal".into()
@@ -102,7 +124,7 @@ impl Stage<'_> {
             .shape_links(&target, Some(shaping))
             .await
             .map_err(|e| e.to_string())?;
-        self.shaped.insert(w);
+        self.shaped.insert(w, FaultKind::SlowReply);
         let owner = self.workers[w].name.clone();
         let value = serde_json::to_value(shaping).unwrap_or_default();
         self.record(&NemesisEvent::start(FaultKind::SlowReply, vec![owner]).with("links", value));
@@ -112,8 +134,35 @@ impl Stage<'_> {
         ))
     }
 
-    /// Worker `w`'s links as they were, recorded as the slow-reply's stop.
-    pub(super) async fn unshape(&self, w: usize) -> Result<(), String> {
+    /// A `cut-*-reply`: the next reply the lock service sends worker `w` is dropped and its
+    /// connection closed, the request having landed; armed `after` its operation was sent, if
+    /// one was. Spent once; the shaping stays until the worker's `heal`.
+    pub(super) async fn cut_reply(
+        &mut self,
+        w: usize,
+        fault: FaultKind,
+        after: Option<Dur>,
+    ) -> Result<(), String> {
+        let shaping = LinkShaping::cut_reply();
+        let target = self.workers[w].target.clone();
+        self.site
+            .control
+            .shape_links(&target, Some(shaping))
+            .await
+            .map_err(|e| e.to_string())?;
+        self.shaped.insert(w, fault);
+        let owner = self.workers[w].name.clone();
+        let value = serde_json::to_value(shaping).unwrap_or_default();
+        let mut event = NemesisEvent::start(fault, vec![owner]).with("links", value);
+        if let Some(after) = after {
+            event = event.with("delay_ms", after.get().as_millis() as u64);
+        }
+        self.record(&event);
+        Ok(())
+    }
+
+    /// Worker `w`'s links as they were, recorded as the stop of the `fault` that shaped them.
+    pub(super) async fn unshape(&self, w: usize, fault: FaultKind) -> Result<(), String> {
         let target = self.workers[w].target.clone();
         self.site
             .control
@@ -121,7 +170,41 @@ impl Stage<'_> {
             .await
             .map_err(|e| e.to_string())?;
         let owner = self.workers[w].name.clone();
-        self.nemesis(FaultPhase::Stop, FaultKind::SlowReply, &owner);
+        self.nemesis(FaultPhase::Stop, fault, &owner);
+        Ok(())
+    }
+
+    /// `starve`: worker `w`'s container limited to a few percent of one CPU, as the run's
+    /// `starve-worker` (recorded with its quota), until its `heal`.
+    pub(super) async fn starve(&mut self, w: usize) -> Result<String, String> {
+        let target = self.workers[w].target.clone();
+        self.site
+            .control
+            .throttle(&target, Some(nemesis::STARVED_CPUS))
+            .await
+            .map_err(|e| e.to_string())?;
+        self.starved.insert(w);
+        let owner = self.workers[w].name.clone();
+        self.record(
+            &NemesisEvent::start(FaultKind::StarveWorker, vec![owner])
+                .with("cpus", nemesis::STARVED_CPUS),
+        );
+        Ok(format!(
+            "its CPU cut to {:.0}% of one CPU",
+            nemesis::STARVED_CPUS * 100.0
+        ))
+    }
+
+    /// Worker `w`'s CPU no longer limited, recorded as the starve's stop.
+    pub(super) async fn unstarve(&self, w: usize) -> Result<(), String> {
+        let target = self.workers[w].target.clone();
+        self.site
+            .control
+            .throttle(&target, None)
+            .await
+            .map_err(|e| e.to_string())?;
+        let owner = self.workers[w].name.clone();
+        self.nemesis(FaultPhase::Stop, FaultKind::StarveWorker, &owner);
         Ok(())
     }
 

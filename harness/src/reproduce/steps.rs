@@ -53,13 +53,17 @@ struct State {
     let_go: BTreeSet<usize>,
     paused: BTreeSet<usize>,
     isolated: BTreeSet<usize>,
-    /// Whose replies are held back (`slow-reply`), whose client clock is moved.
+    /// Whose links are shaped (`slow-reply`, a `cut-*-reply`), whose client clock is moved,
+    /// whose CPU is starved.
     shaped: BTreeSet<usize>,
     clocked: BTreeSet<usize>,
+    starved: BTreeSet<usize>,
     /// Whose release was sent by a fault's step (`pause-releasing`), answered later.
     releasing: BTreeSet<usize>,
     killed: BTreeSet<usize>,
     paused_nodes: Vec<String>,
+    /// Nodes `starve` or `restart-empty` left faulted, until their stop line.
+    faulted_nodes: BTreeSet<String>,
     /// Per key, the highest token of the actors' accepted writes so far.
     highest: std::collections::BTreeMap<String, u64>,
 }
@@ -211,6 +215,27 @@ pub fn steps(stored: &Stored, anomaly: &Anomaly, cast: &[Actor], events: &[Entry
                     out.push(line("nemesis", format!("{fault} {length}"), None, from));
                 }
             }
+            Happened::ServiceFault {
+                fault:
+                    fault @ (FaultKind::StarveNode
+                    | FaultKind::RestartEmptyNode
+                    | FaultKind::RestartEmptyLeader),
+                nodes,
+                start,
+                ..
+            } => {
+                let (on, off) = match fault {
+                    FaultKind::StarveNode => ("starve", "unstarve"),
+                    _ => ("restart-empty", "restart"),
+                };
+                for node in nodes {
+                    if *start && st.faulted_nodes.insert(node.clone()) {
+                        out.push(line("nemesis", format!("{on} {node}"), None, from.clone()));
+                    } else if !*start && st.faulted_nodes.remove(node) {
+                        out.push(line("nemesis", format!("{off} {node}"), None, from.clone()));
+                    }
+                }
+            }
             Happened::ServiceFault { nodes, start, .. } => {
                 for node in nodes {
                     let paused = st.paused_nodes.contains(node);
@@ -324,10 +349,23 @@ fn worker_fault(out: &mut Vec<Line>, st: &mut State, cast: &[Actor], s: Struck, 
         ) if st.isolated.remove(&actor) => {
             out.push(line(name, "heal", None, from));
         }
-        (FaultKind::SlowReply, true) if st.shaped.insert(actor) => {
+        (FaultKind::SlowReply | FaultKind::CutRenewReply, true) if st.shaped.insert(actor) => {
             out.push(line(name, step(fault), None, from));
         }
-        (FaultKind::SlowReply, false) if st.shaped.remove(&actor) => {
+        (FaultKind::CutReleaseReply, true) if st.shaped.insert(actor) => {
+            // The step sends the release; the run's release is its pending answer.
+            st.releasing.insert(actor);
+            out.push(line(name, step(fault), None, from));
+        }
+        (FaultKind::SlowReply | FaultKind::CutRenewReply | FaultKind::CutReleaseReply, false)
+            if st.shaped.remove(&actor) =>
+        {
+            out.push(line(name, "heal", None, from));
+        }
+        (FaultKind::StarveWorker, true) if st.starved.insert(actor) => {
+            out.push(line(name, "starve", None, from));
+        }
+        (FaultKind::StarveWorker, false) if st.starved.remove(&actor) => {
             out.push(line(name, "heal", None, from));
         }
         (FaultKind::ClientClockJump | FaultKind::ClientClockSkew, true) => {

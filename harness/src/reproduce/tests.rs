@@ -310,3 +310,75 @@ fn a_release_paused_in_flight_is_the_faults_step_in_place_of_the_release() {
     assert!(text.contains("B: heal"), "{text}");
     assert!(!text.contains("B: release"), "{text}");
 }
+
+/// A cut release reply becomes that fault's step in place of the release; a starved worker, a
+/// cut renewal reply, a starved node and a node restarted without its data become their
+/// steps, each undone where the run's stop line was; a cut acquire reply is refused naming
+/// the step to write by hand.
+#[test]
+fn cuts_starvation_and_emptied_nodes_become_steps_where_the_run_had_them() {
+    let run = with_lines(
+        stale_write_run(),
+        &[
+            r#"{"index":10,"time":110,"process":"nemesis","type":"info","f":"start-starve-worker","value":{"fault":"starve-worker","cpus":0.05,"targets":["worker-1"]}}"#,
+            r#"{"index":11,"time":120,"process":"nemesis","type":"info","f":"stop-starve-worker","value":{"fault":"starve-worker","targets":["worker-1"]}}"#,
+            r#"{"index":12,"time":130,"process":"nemesis","type":"info","f":"start-cut-renew-reply","value":{"fault":"cut-renew-reply","links":{"cut_next_reply":true},"targets":["worker-1"]}}"#,
+            r#"{"index":13,"time":140,"process":"nemesis","type":"info","f":"stop-cut-renew-reply","value":{"fault":"cut-renew-reply","targets":["worker-1"]}}"#,
+            r#"{"index":14,"time":250,"process":"nemesis","type":"info","f":"start-starve-node","value":{"fault":"starve-node","cpus":0.05,"targets":["etcd-2"]}}"#,
+            r#"{"index":15,"time":260,"process":"nemesis","type":"info","f":"stop-starve-node","value":{"fault":"starve-node","targets":["etcd-2"]}}"#,
+            r#"{"index":16,"time":270,"process":"nemesis","type":"info","f":"start-restart-empty-leader","value":{"fault":"restart-empty-leader","targets":["etcd-1"]}}"#,
+            r#"{"index":17,"time":280,"process":"nemesis","type":"info","f":"stop-restart-empty-leader","value":{"fault":"restart-empty-leader","targets":["etcd-1"]}}"#,
+            r#"{"index":18,"time":650,"process":"nemesis","type":"info","f":"start-cut-release-reply","value":{"fault":"cut-release-reply","delay_ms":3,"links":{"cut_next_reply":true},"targets":["worker-2"]}}"#,
+            r#"{"index":19,"time":660,"process":1,"type":"info","f":"release","lock":"l","owner":"worker-2","lease":"b","token":7,"error":"connection reset"}"#,
+            r#"{"index":20,"time":670,"process":"nemesis","type":"info","f":"stop-cut-release-reply","value":{"fault":"cut-release-reply","targets":["worker-2"]}}"#,
+        ],
+    );
+    let made = make(&run, 1, None).unwrap();
+    let sc = scenario::parse(&made.text).unwrap();
+    assert_eq!(
+        &actions_of(&sc, "A")[..5],
+        [
+            Action::Acquire,
+            Action::Starve,
+            Action::Heal,
+            Action::CutRenewReply,
+            Action::Heal,
+        ],
+        "{}",
+        made.text
+    );
+    assert_eq!(
+        actions_of(&sc, "B"),
+        [
+            Action::Acquire,
+            Action::Write("1-1".into()),
+            Action::CutReleaseReply("3ms".parse().unwrap()),
+            Action::Heal,
+        ],
+        "{}",
+        made.text
+    );
+    let nodes: Vec<&Control> = controls(&sc)
+        .into_iter()
+        .filter(|c| !matches!(c, Control::LeaseExpired(_)))
+        .collect();
+    assert_eq!(
+        nodes,
+        [
+            &Control::StarveNode("etcd-2".into()),
+            &Control::UnstarveNode("etcd-2".into()),
+            &Control::RestartEmpty("etcd-1".into()),
+            &Control::Restart("etcd-1".into()),
+        ],
+        "{}",
+        made.text
+    );
+    let acquire = with_lines(
+        stale_write_run(),
+        &[
+            r#"{"index":10,"time":150,"process":"nemesis","type":"info","f":"start-cut-acquire-reply","value":{"fault":"cut-acquire-reply","delay_ms":5,"targets":["worker-1"]}}"#,
+        ],
+    );
+    let e = make(&acquire, 1, None).unwrap_err();
+    assert!(e.0.contains("`cut-acquire-reply after 5ms`"), "{e}");
+}

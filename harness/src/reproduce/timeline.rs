@@ -177,9 +177,9 @@ fn fault(
                 ),
                 _ => Err(
                     "a replay step cannot express it yet: a scenario pauses, resumes, \
-                          kills, isolates and heals a worker, holds its replies back and moves \
-                          its client's clock (docs/reproduce.md, \"What a replay cannot \
-                          express\")"
+                          kills, isolates, starves and heals a worker, holds its replies back \
+                          or cuts the next one, and moves its client's clock \
+                          (docs/reproduce.md, \"What a replay cannot express\")"
                         .to_string(),
                 ),
             }
@@ -198,8 +198,9 @@ fn fault(
             })),
             _ => Err(
                 "a replay step cannot express that fault of the lock service yet: a \
-                      scenario pauses and resumes a node, stalls the service or its leader, cuts \
-                      a Redis master from its replicas and jumps clocks by a given amount \
+                      scenario pauses and resumes a node, starves it, kills it with its data \
+                      emptied and starts it again, stalls the service or its leader, cuts a \
+                      Redis master from its replicas and jumps clocks by a given amount \
                       (docs/reproduce.md, \"What a replay cannot express\")"
                     .to_string(),
             ),
@@ -228,7 +229,7 @@ fn step_arg(fault: FaultKind, value: Option<&Value>) -> Result<Option<String>, S
             format!("{}x", f.trim_end_matches('0').trim_end_matches('.'))
         }),
         // Struck as soon as the release was seen in flight: at once, unless a delay is named.
-        FaultKind::PauseReleasing | FaultKind::IsolateReleasing => {
+        FaultKind::PauseReleasing | FaultKind::IsolateReleasing | FaultKind::CutReleaseReply => {
             return Ok(field(&["delay_ms"]).map(|ms| format!("after {ms:.0}ms")))
         }
         _ => return Ok(None),

@@ -135,14 +135,8 @@ pub async fn start_clusters(
 /// Where the lock service's servers keep their data on the host, when the run needs it there:
 /// its Redis servers persist, or its plan restarts a server without its data.
 pub fn data_root(env: &RunEnv, plan: &TestPlan) -> Option<std::path::PathBuf> {
-    let empties = plan
-        .faults
-        .plan
-        .steps
-        .iter()
-        .any(|s| s.fault.mechanism() == nemesis::fault::Mechanism::KillEmpty);
     let run = env.run_dir()?;
-    (plan.persistence != Persistence::None || empties)
+    (plan.persistence != Persistence::None || plan.empties_data)
         .then(|| run.join(containers::control::data::DIR))
 }
 

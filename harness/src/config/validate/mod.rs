@@ -148,6 +148,11 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         fake_client_clocks: faults.plan.steps.iter().any(|s| s.fault.is_client_clock()),
         persistence,
         link_proxy: faults.plan.steps.iter().any(|s| s.fault.is_link()),
+        empties_data: faults
+            .plan
+            .steps
+            .iter()
+            .any(|s| s.fault.mechanism() == nemesis::fault::Mechanism::KillEmpty),
         faults,
     })
 }

@@ -34,8 +34,15 @@ pub(super) fn parse_action(text: &str, line: u32) -> Result<Action, ScenarioErro
         "slow-reply" => Action::SlowReply(Some(length(verb, arg, line)?)),
         "client-clock-jump" => Action::ClientClock(clock_jump_by(arg, line)?),
         "client-clock-skew" => Action::ClientClock(clock_skew_by(arg, line)?),
+        "cut-acquire-reply" => Action::CutAcquireReply(after(verb, arg, line)?),
+        "cut-release-reply" => Action::CutReleaseReply(after(verb, arg, line)?),
+        "cut-renew-reply" if arg.is_empty() => Action::CutRenewReply,
+        "starve" if arg.is_empty() => Action::Starve,
+        "cut-renew-reply" | "starve" => {
+            return Err(at(line, format!("{verb} takes nothing after it (it lasts until the worker's `heal`), not {arg:?}")))
+        }
         other => {
-            return Err(at(line, format!("unknown action {other:?}; use acquire, write <value>, release, pause, resume, kill, isolate, heal, pause-acquiring / kill-acquiring / pause-waiter / pause-releasing / isolate-releasing [after <duration>], slow-reply [<duration>], client-clock-jump <±duration>, client-clock-skew <factor>x, or begin <operation>")))
+            return Err(at(line, format!("unknown action {other:?}; use acquire, write <value>, release, pause, resume, kill, isolate, heal, pause-acquiring / kill-acquiring / pause-waiter / pause-releasing / isolate-releasing / cut-acquire-reply / cut-release-reply [after <duration>], cut-renew-reply, starve, slow-reply [<duration>], client-clock-jump <±duration>, client-clock-skew <factor>x, or begin <operation>")))
         }
     })
 }
@@ -118,7 +125,11 @@ pub(super) fn parse_nemesis(text: &str, line: u32) -> Result<Control, ScenarioEr
         _ if t.starts_with("stall-leader ") => stall(true, &t[13..], line)?,
         _ if t.starts_with("pause ") => Control::PauseNode(node(&t[6..])?),
         _ if t.starts_with("resume ") => Control::ResumeNode(node(&t[7..])?),
-        other => return Err(at(line, format!("unknown nemesis action {other:?}; use heal, cut-replication, pause <node>, resume <node>, clock-jump <duration> on <node>,<node>..., clock-real, stall-service <duration>, stall-leader <duration> (worker faults are worker steps: pause, resume, kill, isolate)"))),
+        _ if t.starts_with("starve ") => Control::StarveNode(node(&t[7..])?),
+        _ if t.starts_with("unstarve ") => Control::UnstarveNode(node(&t[9..])?),
+        _ if t.starts_with("restart-empty ") => Control::RestartEmpty(node(&t[14..])?),
+        _ if t.starts_with("restart ") => Control::Restart(node(&t[8..])?),
+        other => return Err(at(line, format!("unknown nemesis action {other:?}; use heal, cut-replication, pause <node>, resume <node>, starve <node>, unstarve <node>, restart-empty <node>, restart <node>, clock-jump <duration> on <node>,<node>..., clock-real, stall-service <duration>, stall-leader <duration> (worker faults are worker steps: pause, resume, kill, isolate)"))),
     })
 }
 

@@ -414,3 +414,65 @@ fn a_scenario_names_the_application_its_actors_model() {
     assert_eq!(parse(&with_app).unwrap().app.as_deref(), Some("job-keep"));
     assert_eq!(parse(STALE).unwrap().app, None);
 }
+
+/// The cut replies and a starved worker are worker steps; a starved node and a node restarted
+/// without its data are nemesis steps undone by their own step; each reads back as written,
+/// and a word after a step that takes none names its line.
+#[test]
+fn cuts_starvation_and_emptied_nodes_are_steps_that_read_back_as_written() {
+    let steps = "  - A: cut-release-reply after 3ms
+  - B: cut-acquire-reply
+  - A: cut-renew-reply
+  - A: starve
+  - A: heal
+  - nemesis: starve leader
+  - nemesis: unstarve leader
+  - nemesis: restart-empty redis-1
+  - nemesis: restart redis-1
+";
+    let text = STALE.replace(
+        "  - A: pause\n",
+        &format!("  - A: pause\n  - A: resume\n{steps}"),
+    );
+    let s = parse(&text).unwrap();
+    let actions: Vec<&Action> = s.steps[3..8]
+        .iter()
+        .filter_map(|st| match st {
+            Step::Worker { action, .. } => Some(action),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            &Action::CutReleaseReply("3ms".parse().unwrap()),
+            &Action::CutAcquireReply(Dur::from_millis(0)),
+            &Action::CutRenewReply,
+            &Action::Starve,
+            &Action::Heal,
+        ]
+    );
+    let controls: Vec<&Control> = s.steps[8..12]
+        .iter()
+        .filter_map(|st| match st {
+            Step::Control { control, .. } => Some(control),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        controls,
+        [
+            &Control::StarveNode("leader".into()),
+            &Control::UnstarveNode("leader".into()),
+            &Control::RestartEmpty("redis-1".into()),
+            &Control::Restart("redis-1".into()),
+        ]
+    );
+    for bad in ["A: starve 5%", "A: cut-renew-reply now"] {
+        let e = parse(&STALE.replace("  - A: pause\n", &format!("  - {bad}\n"))).unwrap_err();
+        assert_eq!(e.line, 8, "{bad}: {e}");
+        assert!(e.message.contains("takes nothing after it"), "{bad}: {e}");
+    }
+    let e = parse(&STALE.replace("  - A: pause\n", "  - nemesis: restart-empty\n")).unwrap_err();
+    assert_eq!(e.line, 8, "{e}");
+}
