@@ -9,6 +9,9 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 #[derive(Debug, Clone)]
 pub struct LinkProxy {
     pub control: String,
+    /// The command whose next reply a cut strikes (the test's `cut_reply_to`); `None`: the
+    /// next reply.
+    pub cut_reply_to: Option<String>,
 }
 
 impl LinkProxy {
@@ -22,6 +25,7 @@ impl LinkProxy {
             "loss": s.loss,
             "replies_only": s.replies_only,
             "cut_next_reply": s.cut_next_reply,
+            "cut_reply_to": self.cut_reply_to.as_ref().filter(|_| s.cut_next_reply),
         });
         self.send(&line.to_string()).await
     }

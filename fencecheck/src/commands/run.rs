@@ -116,6 +116,11 @@ pub struct Args {
     /// fsynced every second or before each reply).
     #[arg(long, value_parser = one_of(results::persistence::ALL_PERSISTENCE.map(|p| p.name())))]
     pub persistence: Option<String>,
+    /// The command whose next reply a cut-acquire-reply, cut-release-reply or cut-renew-reply
+    /// strikes, rather than whatever reply comes next: a Redis command (EVALSHA, SET, DEL) or a
+    /// ZooKeeper operation (create, delete, ping); etcd's gRPC is not read by command.
+    #[arg(long, value_name = "COMMAND")]
+    pub cut_reply_to: Option<String>,
     /// Bugs to plant in the in-memory provider: for exercising the pipeline, not for judging a
     /// real lock.
     #[arg(long, value_delimiter = ',', value_parser = one_of(MemoryBug::ALL.map(MemoryBug::as_str)))]
@@ -165,6 +170,7 @@ impl Args {
             app: self.app.clone(),
             memory_bugs: self.memory_bugs.clone(),
             persistence: self.persistence.clone(),
+            cut_reply_to: self.cut_reply_to.clone(),
             ..RawTest::default()
         }
     }

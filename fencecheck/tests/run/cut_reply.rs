@@ -88,3 +88,49 @@ fn starve_worker_cut_renew_reply_and_restart_empty_node_start_and_heal() {
         "containers left behind"
     );
 }
+
+/// By command: with `cut_reply_to: delete` a ZooKeeper worker's cut is of its next delete's
+/// reply (its release), not of whatever reply comes first (a ping): the struck worker's release
+/// is answered `info`, the setting is recorded in `test.yaml`, and nothing is left behind.
+#[test]
+fn a_cut_by_command_strikes_the_reply_to_that_command() {
+    let root = fresh_root("run", "cut-by-command");
+    let yaml = "name: t-cut-delete\nrecipe: zk-lock\nworkers: 3\nttl: 2s\ntime_limit: 10s\n\
+                seed: 3\ncut_reply_to: delete\nnemesis_timeline:\n  \
+                - at 2s start cut-renew-reply for 5s\n";
+    let out = run_config(&root, yaml, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        matches!(out.status.code(), Some(0..=2)),
+        "a verdict, not a harness error: {stderr}"
+    );
+    let dir = std::fs::canonicalize(root.join("runs/latest")).expect("run dir");
+    let recorded = std::fs::read_to_string(dir.join("test.yaml")).expect("test.yaml");
+    assert!(recorded.contains("cut_reply_to: delete"), "{recorded}");
+    let history: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("history.jsonl"))
+        .expect("history")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a line"))
+        .collect();
+    let start = history
+        .iter()
+        .position(|e| e["f"] == "start-cut-renew-reply" && e["error"].is_null())
+        .expect("the cut found a holder");
+    let struck = history[start]["value"]["targets"][0]
+        .as_str()
+        .expect("a target")
+        .to_string();
+    let cut = history[start..].iter().find(|e| {
+        e["f"] == "release" && e["type"] == "info" && e["owner"].as_str() == Some(&struck)
+    });
+    assert!(
+        cut.is_some(),
+        "the struck worker {struck}'s release met the cut: {:?}",
+        &history[start..]
+    );
+    assert_eq!(
+        labelled_containers("t-cut-delete"),
+        "",
+        "containers left behind"
+    );
+}

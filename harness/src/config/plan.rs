@@ -110,6 +110,9 @@ pub struct TestPlan {
     pub empties_data: bool,
     /// How the lock service's Redis servers keep what they acknowledged across a restart.
     pub persistence: Persistence,
+    /// The command whose next reply a cut strikes, where the protocol can be read; `None`:
+    /// the next reply, whatever it answers.
+    pub cut_reply_to: Option<String>,
 }
 
 impl TestPlan {

@@ -55,6 +55,8 @@ struct PlanFile<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     persistence: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    cut_reply_to: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     client_image: Option<&'a str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     memory_bugs: Vec<&'static str>,
@@ -133,6 +135,7 @@ pub fn to_yaml(plan: &TestPlan) -> Result<String, String> {
             .provider
             .takes_persistence()
             .then(|| plan.persistence.name()),
+        cut_reply_to: plan.cut_reply_to.as_deref(),
         // A PyPI release's image (or an own folder's requirements') follows from what was
         // fetched (prepared again at the re-run).
         client_image: plan

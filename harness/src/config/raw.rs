@@ -56,6 +56,9 @@ pub struct RawTest {
     /// The lock service's Redis servers' persistence: `none` (the default), `everysec`,
     /// `always`.
     pub persistence: Option<String>,
+    /// The command whose next reply a `cut-*-reply` strikes (a RESP command such as `EVALSHA`,
+    /// a ZooKeeper operation such as `delete`), rather than whatever reply comes next.
+    pub cut_reply_to: Option<String>,
     pub memory_bugs: Option<Vec<String>>,
     /// An explicit fault schedule, one line per fault: `at 5s start pause-holder for 6s`.
     /// (A stored `test.yaml` writes it back as the resolved plan lines.)
@@ -120,6 +123,7 @@ impl RawTest {
             recovery,
             image,
             persistence,
+            cut_reply_to,
             memory_bugs,
             nemesis_timeline,
             fault_plan

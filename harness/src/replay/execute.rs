@@ -134,6 +134,9 @@ pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan>
         }
         _ => None,
     });
+    plan.cut_reply_to =
+        crate::config::validate::cut_reply_to(scenario.cut_reply_to.as_deref(), plan.provider)
+            .map_err(|e| anyhow::anyhow!("scenario {} on {provider}: {e}", scenario.name))?;
     if let Some((line, verb)) = on_links {
         plan.link_proxy = true;
         if let Some(why) = verb.unsupported_because(&caps) {

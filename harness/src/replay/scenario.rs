@@ -10,7 +10,8 @@
 //! ttl: 2s
 //! workers: [A, B]
 //! # optional: the lock client's settings, as in a test file (acquire_timeout, recovery_slack,
-//! # renewal, renew_interval, session_timeout, op_timeout, client_options, app; with a client,
+//! # renewal, renew_interval, session_timeout, op_timeout, client_options, app, cut_reply_to;
+//! # with a client,
 //! # `with: [redis==5.0.8]` pins its library's dependencies)
 //! steps:
 //!   - A: acquire
@@ -259,6 +260,9 @@ pub struct Scenario {
     /// The application the actors model (`app:` as in a test file): whether a worker asks its
     /// library before each write and keeps its client after a library error.
     pub app: Option<String>,
+    /// The command whose next reply a `cut-*-reply` step strikes (`cut_reply_to:` as in a test
+    /// file), rather than whatever reply comes next.
+    pub cut_reply_to: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -287,6 +291,7 @@ struct RawScenario {
     session_timeout: Option<Dur>,
     op_timeout: Option<Dur>,
     app: Option<String>,
+    cut_reply_to: Option<String>,
 }
 
 fn default_resource() -> String {
@@ -493,6 +498,7 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
         session_timeout: raw.session_timeout,
         op_timeout: raw.op_timeout,
         app: raw.app,
+        cut_reply_to: raw.cut_reply_to,
     })
 }
 

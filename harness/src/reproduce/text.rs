@@ -94,6 +94,9 @@ pub fn render(
     if let Some(a) = t.acquire_timeout {
         let _ = writeln!(out, "acquire_timeout: {a}");
     }
+    if let Some(c) = &t.cut_reply_to {
+        let _ = writeln!(out, "cut_reply_to: {c}");
+    }
     // The actors live as the run's workers did: asking their library before each write,
     // keeping their client after its errors.
     if let Some(app) = t.app.as_deref().filter(|a| *a != "short") {

@@ -115,7 +115,8 @@ impl ContainerSite {
             let workers: Vec<String> = named.iter().map(|(c, _)| c.clone()).collect();
             let binary =
                 std::env::current_exe().context("locating the fencecheck binary to mount")?;
-            let links = super::links::start(env, &lock, &workers, binary).await?;
+            let mut links = super::links::start(env, &lock, &workers, binary).await?;
+            links.control.cut_reply_to = plan.cut_reply_to.clone();
             log.line(&format!(
                 "link proxy up, control at {}",
                 links.control.control

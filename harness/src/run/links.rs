@@ -81,6 +81,7 @@ pub async fn start(
     Ok(Links {
         control: LinkProxy {
             control: format!("127.0.0.1:{port}"),
+            cut_reply_to: None,
         },
         node,
         endpoints,

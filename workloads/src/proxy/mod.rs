@@ -4,12 +4,14 @@
 //! worker. Shaping acts per chunk relayed, in both directions (or, for `slow-reply`, only on what
 //! the lock service sends back): a delay (fixed + jitter) before a chunk is passed on, and a
 //! loss probability with which a connection is reset instead; or, for the `cut-*-reply` faults,
-//! the next reply closes its connection instead of passing, once.
+//! the next reply closes its connection instead of passing, once (with `cut_reply_to`, the next
+//! reply to that command, where `frames` can read the protocol).
 //! Control is one JSON object per line on a TCP port (`{"tag":"worker-2","delay_ms":200,
 //! "jitter_ms":50,"loss":0.0}`, `{"heal":true}`), answered `ok` or an error line.
 //!
 //! Only runs whose plan has a network fault start it: the default test does not pay for it.
 
+pub mod frames;
 pub mod route;
 pub mod shaping;
 
@@ -69,9 +71,10 @@ async fn relay(client: TcpStream, route: &Route, shapings: &Shapings) -> std::io
     let _ = upstream.set_nodelay(true);
     let (cr, cw) = client.into_split();
     let (ur, uw) = upstream.into_split();
+    let frames = std::sync::Mutex::new(frames::Frames::new());
     tokio::select! {
-        r = pump(cr, uw, route, shapings, Way::Request) => r,
-        r = pump(ur, cw, route, shapings, Way::Reply) => r,
+        r = pump(cr, uw, route, shapings, &frames, Way::Request) => r,
+        r = pump(ur, cw, route, shapings, &frames, Way::Reply) => r,
     }
 }
 
@@ -88,6 +91,7 @@ async fn pump(
     mut to: tokio::net::tcp::OwnedWriteHalf,
     route: &Route,
     shapings: &Shapings,
+    frames: &std::sync::Mutex<frames::Frames>,
     way: Way,
 ) -> std::io::Result<()> {
     let mut buf = vec![0u8; 16 * 1024];
@@ -97,9 +101,13 @@ async fn pump(
             return Ok(());
         }
         let s = shapings.for_route(route);
-        if s.cut_next_reply && way == Way::Reply && shapings.take_cut(route) {
-            // The request this answers has landed; its connection dies before the answer.
-            return Err(std::io::Error::other("reply cut by a cut-reply fault"));
+        if let Some(at) = cut_at(&buf[..n], &s, frames, way) {
+            if shapings.take_cut(route) {
+                // The request this answers has landed; its connection dies before the answer
+                // (the replies before it in this chunk pass).
+                to.write_all(&buf[..at]).await?;
+                return Err(std::io::Error::other("reply cut by a cut-reply fault"));
+            }
         }
         if (s.replies_only || s.cut_next_reply) && way == Way::Request {
             to.write_all(&buf[..n]).await?;
@@ -114,6 +122,29 @@ async fn pump(
             tokio::time::sleep(Duration::from_millis(delay)).await;
         }
         to.write_all(&buf[..n]).await?;
+    }
+}
+
+/// Where in `chunk` a cut armed by `s` strikes, reading the connection's frames as they pass:
+/// at the reply to the named command where the protocol can be read and one begins here, else
+/// (no command named, or a protocol not read) at the chunk's start, the next reply.
+fn cut_at(
+    chunk: &[u8],
+    s: &Shaping,
+    frames: &std::sync::Mutex<frames::Frames>,
+    way: Way,
+) -> Option<usize> {
+    let mut f = frames.lock().unwrap_or_else(|p| p.into_inner());
+    if way == Way::Request {
+        f.request(chunk);
+        return None;
+    }
+    let named = s.cut_reply_to.as_deref().filter(|_| s.cut_next_reply);
+    let found = f.reply_to(chunk, named);
+    match (s.cut_next_reply, named) {
+        (false, _) => None,
+        (true, Some(_)) if f.readable() => found,
+        (true, _) => Some(0),
     }
 }
 

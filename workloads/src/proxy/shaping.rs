@@ -9,7 +9,7 @@ use super::Route;
 
 /// One setting: added delay per chunk (fixed + up to `jitter_ms`), and the probability that a
 /// chunk breaks the connection instead.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Shaping {
     #[serde(default)]
     pub delay_ms: u64,
@@ -24,6 +24,11 @@ pub struct Shaping {
     /// `cut-*-reply` faults): the request landed, the answer never arrives.
     #[serde(default)]
     pub cut_next_reply: bool,
+    /// With `cut_next_reply`: the reply cut is the next one to a request with this command
+    /// (a RESP command such as `EVALSHA`, a ZooKeeper operation such as `delete`), where the
+    /// connection's protocol can be read (`frames`); elsewhere the next reply.
+    #[serde(default)]
+    pub cut_reply_to: Option<String>,
 }
 
 /// A control line.
@@ -62,8 +67,8 @@ impl Shapings {
     pub fn for_route(&self, route: &Route) -> Shaping {
         let map = self.by_tag.lock().unwrap_or_else(|p| p.into_inner());
         let (a, b) = (
-            map.get(&route.worker).copied().unwrap_or_default(),
-            map.get(&route.node).copied().unwrap_or_default(),
+            map.get(&route.worker).cloned().unwrap_or_default(),
+            map.get(&route.node).cloned().unwrap_or_default(),
         );
         Shaping {
             delay_ms: a.delay_ms.max(b.delay_ms),
@@ -71,6 +76,7 @@ impl Shapings {
             loss: a.loss.max(b.loss),
             replies_only: a.replies_only || b.replies_only,
             cut_next_reply: a.cut_next_reply || b.cut_next_reply,
+            cut_reply_to: a.cut_reply_to.or(b.cut_reply_to),
         }
     }
 

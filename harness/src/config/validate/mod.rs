@@ -24,6 +24,7 @@ mod tests;
 use super::plan::TestPlan;
 use super::raw::RawTest;
 use containers::image::version::Holder;
+use results::fault::{Mechanism, Shaping};
 use results::persistence::Persistence;
 use results::Provider;
 
@@ -44,6 +45,46 @@ pub(super) fn err(field: &str, message: impl Into<String>) -> ConfigError {
 }
 
 /// The Redis servers' persistence: only a provider whose lock servers are Redis takes one.
+/// `cut_reply_to`: a command of the provider's protocol, where the link proxy can read it (RESP,
+/// ZooKeeper's frames); ZooKeeper's operations by their names, in any case.
+pub fn cut_reply_to(
+    given: Option<&str>,
+    provider: Provider,
+) -> Result<Option<String>, ConfigError> {
+    let Some(given) = given else {
+        return Ok(None);
+    };
+    let field = |why: String| err("cut_reply_to", why);
+    match provider {
+        Provider::Redis | Provider::Redlock | Provider::RedisSentinel => {
+            if given.is_empty()
+                || !given
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'.')
+            {
+                return Err(field(format!(
+                    "{given:?} is not a Redis command: write one such as EVALSHA, SET or DEL"
+                )));
+            }
+            Ok(Some(given.to_ascii_uppercase()))
+        }
+        Provider::Zookeeper => {
+            let ops = workloads::proxy::frames::ZK_OPS;
+            match ops.iter().find(|(n, _)| n.eq_ignore_ascii_case(given)) {
+                Some((name, _)) => Ok(Some(name.to_string())),
+                None => Err(field(format!(
+                    "{given:?} is not a ZooKeeper operation: use one of {}",
+                    ops.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                ))),
+            }
+        }
+        other => Err(field(format!(
+            "{other} is not read by command (the link proxy reads RESP and ZooKeeper's frames; \
+             a cut there is of the next reply): leave cut_reply_to out"
+        ))),
+    }
+}
+
 fn persistence(raw: &RawTest, provider: Provider) -> Result<Persistence, ConfigError> {
     let Some(given) = &raw.persistence else {
         return Ok(Persistence::None);
@@ -78,6 +119,19 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
     faults::refuse_unreachable_clock(&faults, &client)?;
     let names = naming::naming(&raw, provider, &client, resource, &faults, app)?;
     let persistence = persistence(&raw, provider)?;
+    let cut_reply_to = cut_reply_to(raw.cut_reply_to.as_deref(), provider)?;
+    let cuts = faults
+        .plan
+        .steps
+        .iter()
+        .any(|s| s.fault.mechanism() == Mechanism::Link(Shaping::CutReply));
+    if cut_reply_to.is_some() && !cuts {
+        return Err(err(
+            "cut_reply_to",
+            "it names the reply a cut-acquire-reply, cut-release-reply or cut-renew-reply fault \
+             strikes, and this test's plan has none",
+        ));
+    }
     // A PyPI release's image is known only once its wheels are fetched: the run prepares it
     // (`run::release::prepare`) before any container starts.
     let client_image = (client.needs_client_image() && !client.image_made_at_start()).then(|| {
@@ -147,6 +201,7 @@ pub fn validate(raw: RawTest, random_seed: u64) -> Result<TestPlan, ConfigError>
         fake_clocks: faults.plan.steps.iter().any(|s| s.fault.is_clock()),
         fake_client_clocks: faults.plan.steps.iter().any(|s| s.fault.is_client_clock()),
         persistence,
+        cut_reply_to,
         link_proxy: faults.plan.steps.iter().any(|s| s.fault.is_link()),
         empties_data: faults
             .plan

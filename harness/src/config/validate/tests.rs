@@ -827,3 +827,42 @@ fn a_job_profile_holds_for_several_leases_and_writes_as_it_goes() {
     assert_eq!(e.field, "app");
     assert!(e.message.contains("short, job, job-keep, daemon"), "{e}");
 }
+
+/// `cut_reply_to` names a command of a protocol the link proxy reads (a Redis command, upper-
+/// cased; a ZooKeeper operation, in its own spelling) and needs a cut fault to strike with;
+/// etcd's gRPC is not read, an unknown operation names the known ones.
+#[test]
+fn cut_reply_to_names_a_readable_command_for_a_cut_fault() {
+    let with = |provider: &str, command: &str, nemesis: &str| RawTest {
+        provider: Some(provider.into()),
+        cut_reply_to: Some(command.into()),
+        nemesis: Some(vec![nemesis.into()]),
+        ..raw()
+    };
+    let zk = validate(with("zookeeper", "DELETE", "cut-release-reply"), 1).unwrap();
+    assert_eq!(zk.cut_reply_to.as_deref(), Some("delete"));
+    let redis = validate(with("redis", "evalsha", "cut-renew-reply"), 1).unwrap();
+    assert_eq!(redis.cut_reply_to.as_deref(), Some("EVALSHA"));
+    assert_eq!(validate(raw(), 1).unwrap().cut_reply_to, None);
+    for (test, says) in [
+        (
+            with("etcd", "Put", "cut-release-reply"),
+            "etcd is not read by command",
+        ),
+        (
+            with("zookeeper", "remove", "cut-release-reply"),
+            "use one of create, delete",
+        ),
+        (
+            with("redis", "EVAL SHA", "cut-release-reply"),
+            "not a Redis command",
+        ),
+        (
+            with("redis", "DEL", "pause-holder"),
+            "this test's plan has none",
+        ),
+    ] {
+        let e = validate(test, 1).unwrap_err().to_string();
+        assert!(e.contains("cut_reply_to") && e.contains(says), "{e}");
+    }
+}
