@@ -37,8 +37,11 @@ impl CounterError {
     }
 }
 
-/// A plain key → integer store. `read` of a missing key is 0.
-pub trait CounterStore: Send + Sync {
+/// A plain key → integer store, with no token check (the counter workload's [`CounterStore`]
+/// names which one): `read` of a missing key is 0.
+///
+/// [`CounterStore`]: crate::kinds::CounterStore
+pub trait PlainStore: Send + Sync {
     fn read<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<i64, CounterError>>;
     fn write<'a>(&'a self, key: &'a str, value: i64) -> BoxFuture<'a, Result<(), CounterError>>;
 }
@@ -51,7 +54,7 @@ pub struct Increment {
 }
 
 /// Reads `key`, adds one, writes it back — deliberately two separate operations.
-pub async fn increment(store: &dyn CounterStore, key: &str) -> Result<Increment, CounterError> {
+pub async fn increment(store: &dyn PlainStore, key: &str) -> Result<Increment, CounterError> {
     let read = store.read(key).await?;
     store.write(key, read + 1).await?;
     Ok(Increment {
@@ -62,7 +65,7 @@ pub async fn increment(store: &dyn CounterStore, key: &str) -> Result<Increment,
 
 /// Opens the store named by `target`: `redis://host:port`, or a PostgreSQL connection string
 /// (`postgresql://user@host:port/db` or `host=.. port=.. user=..`).
-pub async fn connect(target: &str) -> Result<Box<dyn CounterStore>, CounterError> {
+pub async fn connect(target: &str) -> Result<Box<dyn PlainStore>, CounterError> {
     let config = |message: String| CounterError::Config {
         target: target.to_string(),
         message,
@@ -88,7 +91,7 @@ pub struct RedisCounter {
     conn: redis::aio::ConnectionManager,
 }
 
-impl CounterStore for RedisCounter {
+impl PlainStore for RedisCounter {
     fn read<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<i64, CounterError>> {
         Box::pin(async move {
             let mut conn = self.conn.clone();
@@ -136,7 +139,7 @@ impl PostgresCounter {
     }
 }
 
-impl CounterStore for PostgresCounter {
+impl PlainStore for PostgresCounter {
     fn read<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<i64, CounterError>> {
         Box::pin(async move {
             let read = |message| CounterError::Read {
@@ -190,7 +193,7 @@ pub struct MemoryCounter {
     values: Mutex<HashMap<String, i64>>,
 }
 
-impl CounterStore for MemoryCounter {
+impl PlainStore for MemoryCounter {
     fn read<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<i64, CounterError>> {
         let v = self
             .values

@@ -5,7 +5,7 @@
 //! write of the etcd docs, and the remedy of Jepsen's etcd 3.4.3 analysis). A rejected guard is
 //! a certain non-write; a failed read changes nothing; only a failed write may have landed.
 
-use crate::counter::{CounterError, CounterStore};
+use crate::counter::{CounterError, PlainStore};
 use etcd_client::{Client, Compare, CompareOp, ConnectOptions, Txn, TxnOp};
 use futures::future::BoxFuture;
 use std::sync::Arc;
@@ -43,11 +43,11 @@ pub trait Counter: Send + Sync {
 /// A plain store: the guard is ignored, every write applies.
 pub struct Plain {
     name: &'static str,
-    store: Arc<dyn CounterStore>,
+    store: Arc<dyn PlainStore>,
 }
 
 impl Plain {
-    pub fn new(name: &'static str, store: Arc<dyn CounterStore>) -> Self {
+    pub fn new(name: &'static str, store: Arc<dyn PlainStore>) -> Self {
         Plain { name, store }
     }
 }

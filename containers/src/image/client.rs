@@ -4,7 +4,7 @@
 //! image's tag and every adapter file, so an edited adapter builds a new image and an
 //! unchanged one is reused. Only runs that name a client adapter need it.
 
-use super::build::{image_present, BuildMethod, ImageError};
+use super::build::{BuildMethod, ImageError};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::process::Command;
@@ -56,15 +56,15 @@ pub fn adapter_file(path: &str) -> Option<&'static AdapterFile> {
 /// missing. Docker's build output streams to this process's stderr.
 pub fn build_client(force: bool) -> Result<BuildMethod, ImageError> {
     let tag = client_image_tag();
-    if !force && image_present(&tag)? {
-        return Ok(BuildMethod::Reused);
-    }
     let node = super::node_image_tag();
-    super::build(&super::BuildOptions::node_image())?;
-    let dir = std::env::temp_dir().join(format!("fencecheck-client-{}", std::process::id()));
-    let result = write_context(&dir).and_then(|()| docker_build(&dir, &node, &tag));
-    let _ = std::fs::remove_dir_all(&dir);
-    result.map(|()| BuildMethod::Dockerfile)
+    super::recipe::ensure(
+        &tag,
+        "shipped",
+        !force,
+        |_| {},
+        || Ok::<(), ImageError>(()),
+        |dir, ()| write_context(dir).and_then(|()| docker_build(dir, &node, &tag)),
+    )
 }
 
 /// The build context: every adapter file, modes kept.

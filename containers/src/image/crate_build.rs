@@ -11,7 +11,6 @@
 //! exit 3 before any container starts. The tag hashes the node image's tag, the adapter's files
 //! and the release, so an unchanged release is reused without running cargo at all.
 
-use super::build::{image_present, BuildMethod};
 use super::client::ADAPTER_FILES;
 use super::version::{
     labelled_build, VersionError, VersionImage, VERSION_LABEL, VERSION_REPOSITORY_PREFIX,
@@ -86,26 +85,15 @@ pub fn ensure(
     }
     let node = super::node_image_tag();
     let tag = crate_tag(&node, adapter, release);
-    if image_present(&tag)? {
-        return Ok(VersionImage {
-            tag,
-            method: BuildMethod::Reused,
-        });
-    }
-    building(&tag);
-    let binary = cargo_build(adapter, release)?;
-    super::build(&super::BuildOptions::node_image())?;
-    let dir = std::env::temp_dir().join(format!(
-        "fencecheck-client-{adapter}-{}-{}",
-        release.version,
-        std::process::id()
-    ));
-    let result = docker_build(&dir, &node, adapter, release, &binary, &tag);
-    let _ = std::fs::remove_dir_all(&dir);
-    result.map(|()| VersionImage {
-        tag,
-        method: BuildMethod::Dockerfile,
-    })
+    let method = super::recipe::ensure(
+        &tag,
+        &format!("{adapter}-{}", release.version),
+        true,
+        building,
+        || cargo_build(adapter, release),
+        |dir, binary| docker_build(dir, &node, adapter, release, &binary, &tag),
+    )?;
+    Ok(VersionImage { tag, method })
 }
 
 fn error(release: &CrateRelease, adapter: &str, why: String) -> VersionError {

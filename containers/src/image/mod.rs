@@ -8,6 +8,7 @@ pub mod client;
 pub mod crate_build;
 pub mod own_crate;
 pub mod pin;
+pub mod recipe;
 pub mod version;
 pub mod wheels;
 

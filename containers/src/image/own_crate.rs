@@ -5,7 +5,6 @@
 //! `--client-cmd <binary name>` starts it. The tag hashes the node image's tag and every file of
 //! the folder but `target/` and `.git/`, so an unchanged folder is reused without running cargo.
 
-use super::build::{image_present, BuildMethod};
 use super::version::{labelled_build, VersionError, VersionImage, OWN_LABEL};
 use super::wheels::cache_root;
 use sha2::{Digest, Sha256};
@@ -84,25 +83,15 @@ pub fn ensure(
 ) -> Result<VersionImage, VersionError> {
     let node = super::node_image_tag();
     let tag = own_crate_tag(&node, name, dir).map_err(|why| error(dir, why))?;
-    if image_present(&tag)? {
-        return Ok(VersionImage {
-            tag,
-            method: BuildMethod::Reused,
-        });
-    }
-    building(&tag);
-    let binaries = cargo_build(dir, name)?;
-    super::build(&super::BuildOptions::node_image())?;
-    let context = std::env::temp_dir().join(format!(
-        "fencecheck-client-own-{name}-{}",
-        std::process::id()
-    ));
-    let result = docker_build(&context, &node, dir, name, &binaries, &tag);
-    let _ = std::fs::remove_dir_all(&context);
-    result.map(|()| VersionImage {
-        tag,
-        method: BuildMethod::Dockerfile,
-    })
+    let method = super::recipe::ensure(
+        &tag,
+        &format!("own-{name}"),
+        true,
+        building,
+        || cargo_build(dir, name),
+        |context, binaries| docker_build(context, &node, dir, name, &binaries, &tag),
+    )?;
+    Ok(VersionImage { tag, method })
 }
 
 /// `cargo build --release` of the folder, its target folder under fencecheck's cache; the paths

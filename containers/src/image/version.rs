@@ -8,7 +8,7 @@
 //! and any change builds anew.
 //! Why pip cannot run inside the build: docs/design.md, "Platform facts".
 
-use super::build::{image_present, BuildMethod, ImageError};
+use super::build::{BuildMethod, ImageError};
 use super::client::ADAPTER_FILES;
 use super::wheels::{self, FetchError, Fetched, Requirement};
 use sha2::{Digest, Sha256};
@@ -216,27 +216,19 @@ pub fn ensure(
     let fetched = wheels::fetch(req)?;
     let node = super::node_image_tag();
     let tag = version_tag(&node, holder, req, &fetched.digest()?);
-    if image_present(&tag)? {
-        return Ok(VersionImage {
-            tag,
-            method: BuildMethod::Reused,
-        });
-    }
-    building(&tag);
-    super::build(&super::BuildOptions::node_image())?;
-    let dir = std::env::temp_dir().join(format!(
-        "fencecheck-client-{adapter}-{}-{}",
-        tag_safe(&req.version),
-        std::process::id()
-    ));
-    let result = write_context(&dir, holder, &fetched)
-        .map_err(|why| build_error(adapter, req, &fetched, why))
-        .and_then(|()| docker_build(&dir, &node, holder, req, &tag, &fetched));
-    let _ = std::fs::remove_dir_all(&dir);
-    result.map(|()| VersionImage {
-        tag,
-        method: BuildMethod::Dockerfile,
-    })
+    let method = super::recipe::ensure(
+        &tag,
+        &format!("{adapter}-{}", tag_safe(&req.version)),
+        true,
+        building,
+        || Ok::<(), VersionError>(()),
+        |dir, ()| {
+            write_context(dir, holder, &fetched)
+                .map_err(|why| build_error(adapter, req, &fetched, why))
+                .and_then(|()| docker_build(dir, &node, holder, req, &tag, &fetched))
+        },
+    )?;
+    Ok(VersionImage { tag, method })
 }
 
 fn build_error(adapter: &str, req: &Requirement, fetched: &Fetched, why: String) -> VersionError {

@@ -121,8 +121,7 @@ async fn token_rule_hammer(kind: BackendKind, at: &Endpoints) -> Vec<results::Re
 /// the same 8 serialized by a lock lose none. What a lock alone protects, on the real store.
 async fn counter_workload_on(target: &str) {
     use workloads::counter::{connect, increment};
-    let store: Arc<dyn workloads::counter::CounterStore> =
-        Arc::from(connect(target).await.unwrap());
+    let store: Arc<dyn workloads::counter::PlainStore> = Arc::from(connect(target).await.unwrap());
     for _ in 0..5 {
         increment(store.as_ref(), "seq").await.unwrap();
     }

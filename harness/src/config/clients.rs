@@ -4,13 +4,13 @@
 //! everything downstream asks the same questions of each: its provider, whether it gives a
 //! token, how a worker starts it.
 
-use super::plan::{Provider, RecipeKind};
 use containers::image::client::{adapter_file, ADAPTER_FILES};
 pub use containers::image::crate_build::CrateRelease;
 use containers::image::version::Holder;
 pub use containers::image::wheels::Requirement;
 use serde::Deserialize;
 use std::path::PathBuf;
+use workloads::kinds::{Provider, RecipeKind};
 
 /// Where a user's own adapter folder is mounted in the worker's container.
 pub const CLIENT_DIR_IN_CONTAINER: &str = "/client";

@@ -129,10 +129,10 @@ impl Worker {
             } => {
                 let work = std::time::Duration::from_millis(work_ms);
                 let (counter, hold) = (self.counter.as_ref(), self.current.as_ref());
-                super::counter::increment(counter, hold, self.cfg.op_timeout, &key, work).await
+                super::increment::increment(counter, hold, self.cfg.op_timeout, &key, work).await
             }
             Op::Read { process: _, key } => {
-                super::counter::read(self.counter.as_ref(), self.cfg.op_timeout, &key).await
+                super::increment::read(self.counter.as_ref(), self.cfg.op_timeout, &key).await
             }
             Op::Release { process: _ } => self.release().await,
             Op::Abandon => {

@@ -6,9 +6,9 @@
 //! duplex pipe, so the pipeline test runs exactly the code the containers run. A worker is
 //! made from its [`WorkerLaunch`] (one value, built once from the plan) wherever it runs.
 
-mod counter;
 mod execute;
 mod freeze;
+mod increment;
 mod launch;
 mod network_place;
 
