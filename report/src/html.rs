@@ -19,6 +19,15 @@ const JS: &str = include_str!("report.js");
 pub fn render_html(input: &ReportInput<'_>) -> String {
     let model = Timeline::build(input);
     let series = Series::build(input.history, model.end);
+    render_html_drawn(input, &model, &series)
+}
+
+/// Renders the whole page from the run's timeline and series, built once by the caller.
+pub(crate) fn render_html_drawn(
+    input: &ReportInput<'_>,
+    model: &Timeline,
+    series: &Series,
+) -> String {
     let mut s = String::with_capacity(256 * 1024);
     let v = input.verdict;
     let (class, word) = match v.valid {
@@ -31,28 +40,28 @@ pub fn render_html(input: &ReportInput<'_>) -> String {
         r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>{word} · {} · fencecheck</title><style>{CSS}</style></head><body>"#,
         esc(input.test_name)
     );
-    header(&mut s, input, &model, class, word);
+    header(&mut s, input, model, class, word);
     s.push_str(r#"<main><div class="grid2">"#);
-    summary(&mut s, input, &model);
+    summary(&mut s, input, model);
     config(&mut s, input);
     s.push_str("</div>");
-    timeline(&mut s, &model);
+    timeline(&mut s, model);
     let _ = write!(
         s,
         r#"<section class="card" id="anomalies"><h2>Anomalies <small>{} found · each with its evidence packet and diagnosis</small></h2>{}</section>"#,
         v.anomalies.len(),
-        anomalies::section(input, &model)
+        anomalies::section(input, model)
     );
     let _ = write!(
         s,
         r#"<section class="card" id="latency"><h2>Latency over time <small>invoke → completion, p50 / p99 / max per {} bucket (HDR histogram); faults shaded</small></h2><div class="chart">{}</div></section>"#,
         duration(series.bucket),
-        charts::latency_svg(&series, &model.faults)
+        charts::latency_svg(series, &model.faults)
     );
     let _ = write!(
         s,
         r#"<section class="card" id="throughput"><h2>Throughput <small>completions per second; faults shaded</small></h2><div class="chart">{}</div></section>"#,
-        charts::throughput_svg(&series, &model.faults)
+        charts::throughput_svg(series, &model.faults)
     );
     stats(&mut s, input);
     let _ = write!(

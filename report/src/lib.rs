@@ -84,10 +84,14 @@ pub struct ReportError {
 pub fn plots(input: &ReportInput<'_>) -> Vec<(&'static str, String)> {
     let model = timeline::Timeline::build(input);
     let s = series::Series::build(input.history, model.end);
+    plots_drawn(&model, &s)
+}
+
+fn plots_drawn(model: &timeline::Timeline, s: &series::Series) -> Vec<(&'static str, String)> {
     vec![
-        ("timeline.svg", timeline_svg::standalone(&model)),
-        ("latency.svg", charts::latency_svg(&s, &model.faults)),
-        ("throughput.svg", charts::throughput_svg(&s, &model.faults)),
+        ("timeline.svg", timeline_svg::standalone(model)),
+        ("latency.svg", charts::latency_svg(s, &model.faults)),
+        ("throughput.svg", charts::throughput_svg(s, &model.faults)),
     ]
 }
 
@@ -101,9 +105,15 @@ pub fn write_run_report(dir: &Path, input: &ReportInput<'_>) -> Result<ReportFil
         })?;
         Ok(path)
     };
-    let html = write("report.html", &render_html(input))?;
+    // The timeline and series are built once, for the page and the plots alike.
+    let model = timeline::Timeline::build(input);
+    let series = series::Series::build(input.history, model.end);
+    let html = write(
+        "report.html",
+        &html::render_html_drawn(input, &model, &series),
+    )?;
     let junit = write("junit.xml", &junit_xml(input))?;
-    let plots = plots(input)
+    let plots = plots_drawn(&model, &series)
         .iter()
         .map(|(name, svg)| write(name, svg))
         .collect::<Result<Vec<_>, _>>()?;

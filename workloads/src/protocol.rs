@@ -4,7 +4,7 @@
 //! always before the reply it affects, so the history records the notice first, and
 //! [`Message::Check`], its keep-alive's question and answer with the worker's own stamps.
 
-use results::{OpResult, OpType};
+use results::{Event, OpResult, OpType};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -108,6 +108,28 @@ impl Outcome {
             read_back: None,
             exception: false,
         }
+    }
+
+    /// The history's completion of `invoke` with this outcome: the one place an outcome's
+    /// fields become the event's (what the invoke named and the outcome does not is kept).
+    pub fn complete(&self, invoke: Event) -> Event {
+        let mut done = invoke;
+        done.kind = self.kind;
+        done.owner = self.owner.clone().or(done.owner);
+        done.lease = self.lease.clone().or(done.lease);
+        done.token = self.token.or(done.token);
+        done.result = self.result;
+        done.highest_before = self.highest_before;
+        done.error = self.error.clone();
+        done.exception = self.exception;
+        if let Some(v) = self.value {
+            done.value = Some(serde_json::json!(v));
+        }
+        if let Some(found) = &self.read_back {
+            // A grant whose node or key the adapter's read-back found gone.
+            done.value = Some(serde_json::json!({ "read_back": found }));
+        }
+        done
     }
 
     pub fn with_error(kind: OpType, error: impl Into<String>) -> Self {
@@ -229,6 +251,55 @@ mod tests {
         assert_eq!(
             s,
             r#"{"msg":"reply","id":3,"outcome":{"type":"info","error":"timeout"}}"#
+        );
+    }
+
+    /// An outcome completes its invoke in one call: its fields replace the invoke's, what it
+    /// leaves out (the owner and lease a release named) is kept, a counter's value and a
+    /// read-back become the event's value, and a library exception stays marked.
+    #[test]
+    fn an_outcome_completes_its_invoke_in_one_call() {
+        let mut invoke = Event::new(
+            5,
+            results::Process::Worker(2),
+            OpType::Invoke,
+            results::F::Release,
+        );
+        invoke.owner = Some("worker-3".into());
+        invoke.lease = Some("l-1".into());
+        invoke.token = Some(9);
+        let released = Outcome {
+            result: Some(OpResult::Released),
+            ..Outcome::bare(OpType::Ok)
+        };
+        let done = released.complete(invoke.clone());
+        assert_eq!(done.kind, OpType::Ok);
+        assert_eq!(
+            (done.owner.as_deref(), done.lease.as_deref(), done.token),
+            (Some("worker-3"), Some("l-1"), Some(9))
+        );
+        assert_eq!(done.result, Some(OpResult::Released));
+        let raised = Outcome::with_error(
+            OpType::Info,
+            format!("{}TypeError: x", crate::client::EXCEPTION),
+        );
+        let done = raised.complete(invoke.clone());
+        assert!(done.exception && done.kind == OpType::Info, "{done:?}");
+        let counted = Outcome {
+            value: Some(4),
+            ..Outcome::bare(OpType::Ok)
+        };
+        assert_eq!(
+            counted.complete(invoke.clone()).value,
+            Some(serde_json::json!(4))
+        );
+        let gone = Outcome {
+            read_back: Some("node gone".into()),
+            ..Outcome::bare(OpType::Ok)
+        };
+        assert_eq!(
+            gone.complete(invoke).value,
+            Some(serde_json::json!({ "read_back": "node gone" }))
         );
     }
 

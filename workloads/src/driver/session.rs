@@ -301,22 +301,7 @@ impl Session {
         self.rec.record(invoke)?;
         match self.conn.call(op).await {
             Ok(outcome) => {
-                let mut done = template;
-                done.kind = outcome.kind;
-                done.owner = outcome.owner.clone().or(done.owner);
-                done.lease = outcome.lease.clone().or(done.lease);
-                done.token = outcome.token.or(done.token);
-                done.result = outcome.result;
-                done.highest_before = outcome.highest_before;
-                done.error = outcome.error.clone();
-                done.exception = outcome.exception;
-                if let Some(v) = outcome.value {
-                    done.value = Some(serde_json::json!(v));
-                }
-                if let Some(found) = &outcome.read_back {
-                    // A grant whose node or key the adapter's read-back found gone.
-                    done.value = Some(serde_json::json!({ "read_back": found }));
-                }
+                let done = outcome.complete(template);
                 let token = done.token;
                 let index = self.rec.record(done)?;
                 self.last = Some(Completed { index, token });
