@@ -323,6 +323,21 @@ fn a_run_none_of_whose_planned_faults_landed_is_unknown() {
     let per_fault = &one_landed.stats["faults"]["by_fault"];
     assert_eq!(per_fault["pause-releasing"]["landed"], 0);
     assert_eq!(per_fault["pause-holder"]["landed"], 1);
+    // A cut that no reply spent struck nothing: its stop says so, and it did not land.
+    let unspent = run(vec![
+        start("cut-renew-reply"),
+        stop("cut-renew-reply").error(&format!(
+            "{}; stopped by the final heal",
+            results::fault::CUT_UNSPENT
+        )),
+    ]);
+    assert_eq!(unspent.valid, Validity::Unknown, "{:?}", unspent.stats);
+    assert_eq!(
+        unspent.stats["faults"]["by_fault"]["cut-renew-reply"]["landed"],
+        0
+    );
+    let spent = run(vec![start("cut-renew-reply"), stop("cut-renew-reply")]);
+    assert_eq!(spent.stats["faults"]["landed"], 1);
     // A node that died outside the plan is not a planned fault.
     let unplanned = run(vec![start("node-died"), stop("node-died")]);
     assert!(!unplanned.stats.contains_key("faults"));

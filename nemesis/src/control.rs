@@ -73,6 +73,16 @@ pub trait NodeControl: Send + Sync {
         shaping: Option<LinkShaping>,
     ) -> impl Future<Output = Result<(), ControlError>> + Send;
 
+    /// Whether the cut a `cut-*-reply` armed on `target`'s links was spent on a reply
+    /// (`Some(false)`: no reply came while it was armed); `None` where the control cannot tell.
+    fn cut_spent(
+        &self,
+        target: &str,
+    ) -> impl Future<Output = Result<Option<bool>, ControlError>> + Send {
+        let _ = target;
+        async { Ok(None) }
+    }
+
     /// Sets `target`'s wall clock (a lock-service node started with a fakeable clock).
     fn set_clock(
         &self,

@@ -5,7 +5,7 @@
 
 use crate::clock::{ClockFaults, ClockSetting};
 use crate::control::{ControlError, NodeControl, Signal, Topology};
-use crate::fault::{Family, FaultKind};
+use crate::fault::{Family, FaultKind, Mechanism, Shaping};
 use crate::plan::{Plan, Step};
 use crate::targets::{resolve, Resolved};
 use results::jsonl::{HistoryWriter, JsonlError};
@@ -59,6 +59,8 @@ struct Active {
     targets: Vec<String>,
     /// The start's event, which the stop repeats.
     event: NemesisEvent,
+    /// It armed a cut of the next reply: its stop asks whether a reply spent it.
+    cut: bool,
 }
 
 #[derive(Debug, Default)]
@@ -304,12 +306,14 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
         }
         let event = self.event(step.fault, &targets, value);
         let line = event.event(self.clock.now());
+        let cut = step.fault.mechanism() == Mechanism::Link(Shaping::CutReply);
         self.state().active.insert(
             i,
             Active {
                 applied,
                 targets,
                 event,
+                cut,
             },
         );
         self.history.record(line)?;
@@ -356,6 +360,15 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
         let Some(active) = self.state().active.get(&i).cloned() else {
             return Ok(());
         };
+        let mut unspent = false;
+        if active.cut {
+            // Asked before the links are healed: a cut no reply spent struck nothing.
+            let mut answers = Vec::new();
+            for t in &active.targets {
+                answers.push(self.control.cut_spent(t).await?);
+            }
+            unspent = !answers.is_empty() && answers.iter().all(|a| *a == Some(false));
+        }
         match active.applied {
             Applied::Paused => {
                 for t in &active.targets {
@@ -397,8 +410,15 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
         }
         self.state().active.remove(&i);
         let mut e = active.event.stopped();
+        let mut why = Vec::new();
+        if unspent {
+            why.push(results::fault::CUT_UNSPENT);
+        }
         if final_heal {
-            e = e.with_error("stopped by the final heal");
+            why.push("stopped by the final heal");
+        }
+        if !why.is_empty() {
+            e = e.with_error(why.join("; "));
         }
         self.history.record(e.event(self.clock.now()))?;
         Ok(())

@@ -43,6 +43,8 @@ struct World {
     hung: BTreeSet<String>,
     throttled: BTreeSet<String>,
     failing: BTreeSet<String>,
+    /// What [`NodeControl::cut_spent`] answers ([`FakeControl::cut_answer`]).
+    cut_spent: Option<bool>,
 }
 
 /// A [`NodeControl`] over an imaginary cluster.
@@ -58,6 +60,11 @@ impl FakeControl {
 
     fn world(&self) -> std::sync::MutexGuard<'_, World> {
         self.world.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What a question about a cut is answered from now on: spent on a reply, or not.
+    pub fn cut_answer(&self, spent: bool) {
+        self.world().cut_spent = Some(spent);
     }
 
     /// Makes every action on `target` fail (a container that vanished).
@@ -171,6 +178,10 @@ impl NodeControl for FakeControl {
         w.grudge = Grudge::none();
         w.inbound_only = false;
         Ok(())
+    }
+
+    async fn cut_spent(&self, _target: &str) -> Result<Option<bool>, ControlError> {
+        Ok(self.world().cut_spent)
     }
 
     async fn shape_links(

@@ -468,3 +468,27 @@ async fn restart_empty_kills_empties_the_dead_node_and_restarts_it_at_the_stop()
     );
     assert!(control.dead().is_empty());
 }
+
+/// A cut of the next reply asks at its stop whether a reply spent it: one that struck nothing
+/// says so on its stop line (and the run counts it as not landed); one that struck says nothing.
+#[tokio::test]
+async fn a_cut_no_reply_spent_says_so_on_its_stop_line() {
+    for spent in [false, true] {
+        let (writer, path) = history(if spent { "cut-spent" } else { "cut-unspent" });
+        let (control, topo) = (FakeControl::new(), StaticTopology::new(3, 3));
+        control.cut_answer(spent);
+        let plan = plan("- at 0ms start cut-renew-reply for 20ms\n", Provider::Redis);
+        let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+        nemesis.run(&plan, never()).await.unwrap();
+        let ev = events(&path);
+        let stop = ev
+            .iter()
+            .find(|e| e.f == results::F::Stop("cut-renew-reply".into()))
+            .expect("a stop line");
+        let unspent = stop
+            .error
+            .as_deref()
+            .is_some_and(|e| e.starts_with(results::fault::CUT_UNSPENT));
+        assert_eq!(unspent, !spent, "{stop:?}");
+    }
+}

@@ -654,6 +654,10 @@ pub enum Scope {
     Resource,
 }
 
+/// How a cut's stop line begins its error when no reply came on the struck links while the cut
+/// was armed: it struck nothing, and the run counts it as a fault that did not land.
+pub const CUT_UNSPENT: &str = "cut unspent: no reply came on the struck links while it was armed";
+
 /// The fault recorded when a node exited that no fault of the plan had stopped or killed
 /// (`start-node-died`; `stop-node-died` only if someone starts it again): a fault nobody healed.
 pub const NODE_DIED: &str = "node-died";

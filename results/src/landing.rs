@@ -34,6 +34,15 @@ impl Landing {
         c.landed += u64::from(struck);
     }
 
+    /// A start of `fault` counted as landed that its stop showed struck nothing (a cut no reply
+    /// spent).
+    pub fn unland(&mut self, fault: &str) {
+        if let Some(c) = self.by_fault.get_mut(fault).filter(|c| c.landed > 0) {
+            c.landed -= 1;
+            self.landed = self.landed.saturating_sub(1);
+        }
+    }
+
     /// What a run's `results.json` says of its faults, if it planned any.
     pub fn of(verdict: &crate::Verdict) -> Option<Landing> {
         serde_json::from_value(verdict.stats.get("faults")?.clone()).ok()

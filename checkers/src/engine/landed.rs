@@ -2,9 +2,10 @@
 //! nemesis records a fault that found nothing to strike (no holder, no acquire in flight within
 //! half its length) or could not be applied as a start carrying an error; a run that asked for
 //! faults and had none of them land tested none of what it asked, so its verdict is at best
-//! unknown. The outages outside the plan (`node-died`, `node-frozen`) are not planned faults.
+//! unknown. The outages outside the plan (`node-died`, `node-frozen`) are not planned faults. A
+//! cut of the next reply lands when a reply spends it: its stop line says when none did.
 
-use results::fault::{NODE_DIED, NODE_FROZEN};
+use results::fault::{CUT_UNSPENT, NODE_DIED, NODE_FROZEN};
 use results::landing::Landing;
 use results::{EventRef, Verdict, F};
 
@@ -18,13 +19,16 @@ pub(super) struct Landed {
 impl Landed {
     /// One nemesis event.
     pub(super) fn event(&mut self, e: &EventRef<'_>) {
-        let F::Start(fault) = &e.f else {
-            return;
-        };
-        if &**fault == NODE_DIED || &**fault == NODE_FROZEN {
-            return;
+        match &e.f {
+            F::Start(fault) if &**fault != NODE_DIED && &**fault != NODE_FROZEN => {
+                self.landing.see(fault, e.error().is_none());
+            }
+            // A cut no reply spent was armed, and struck nothing.
+            F::Stop(fault) if e.error().is_some_and(|w| w.starts_with(CUT_UNSPENT)) => {
+                self.landing.unland(fault);
+            }
+            _ => {}
         }
-        self.landing.see(fault, e.error().is_none());
     }
 
     /// `stats.faults` ([`Landing`]), and the reason the verdict is unknown when none of the
@@ -39,8 +43,9 @@ impl Landed {
             .insert("faults".into(), serde_json::to_value(l).unwrap_or_default());
         if l.landed == 0 {
             verdict.unknown_reasons.push(format!(
-                "none of the {} planned fault{} landed (each found nothing to strike or could \
-                 not be applied): the run tested none of the faults it asked for",
+                "none of the {} planned fault{} landed (each found nothing to strike, could \
+                 not be applied, or was a cut no reply spent): the run tested none of the \
+                 faults it asked for",
                 l.planned,
                 if l.planned == 1 { "" } else { "s" }
             ));

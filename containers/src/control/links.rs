@@ -27,15 +27,23 @@ impl LinkProxy {
             "cut_next_reply": s.cut_next_reply,
             "cut_reply_to": self.cut_reply_to.as_ref().filter(|_| s.cut_next_reply),
         });
-        self.send(&line.to_string()).await
+        self.send(&line.to_string()).await.map(drop)
+    }
+
+    /// Whether the cut last armed on `tag`'s links was spent on a reply (`false`: still armed,
+    /// or none armed).
+    pub async fn cut_spent(&self, tag: &str) -> Result<bool, String> {
+        let line = serde_json::json!({ "tag": tag, "cut": "?" });
+        Ok(self.send(&line.to_string()).await? == "spent")
     }
 
     /// Every link back to a plain relay.
     pub async fn heal(&self) -> Result<(), String> {
-        self.send(r#"{"heal":true}"#).await
+        self.send(r#"{"heal":true}"#).await.map(drop)
     }
 
-    async fn send(&self, line: &str) -> Result<(), String> {
+    /// One control line; what the proxy said after its `ok`.
+    async fn send(&self, line: &str) -> Result<String, String> {
         let what = |e: std::io::Error| format!("link proxy at {}: {e}", self.control);
         let mut conn = tokio::net::TcpStream::connect(&self.control)
             .await
@@ -48,9 +56,9 @@ impl LinkProxy {
             .read_line(&mut answer)
             .await
             .map_err(what)?;
-        match answer.trim() {
-            "ok" => Ok(()),
-            other => Err(format!("link proxy at {}: {other}", self.control)),
+        match answer.trim().strip_prefix("ok") {
+            Some(said) => Ok(said.trim().to_string()),
+            None => Err(format!("link proxy at {}: {}", self.control, answer.trim())),
         }
     }
 }

@@ -322,6 +322,17 @@ impl NodeControl for DockerControl {
             .map_err(|e| ControlError::new(target, "shape links", e))
     }
 
+    async fn cut_spent(&self, target: &str) -> Result<Option<bool>, ControlError> {
+        let Some(proxy) = &self.links else {
+            return Ok(None);
+        };
+        proxy
+            .cut_spent(target)
+            .await
+            .map(Some)
+            .map_err(|e| ControlError::new(target, "ask the link proxy about the cut of", e))
+    }
+
     async fn set_clock(&self, target: &str, setting: ClockSetting) -> Result<(), ControlError> {
         let Some(clocks) = &self.clocks else {
             return Err(ControlError::new(

@@ -128,6 +128,18 @@ fn a_cut_by_command_strikes_the_reply_to_that_command() {
         "the struck worker {struck}'s release met the cut: {:?}",
         &history[start..]
     );
+    // Spent on that reply: its stop line does not say it struck nothing.
+    let stop = history[start..]
+        .iter()
+        .find(|e| e["f"] == "stop-cut-renew-reply")
+        .expect("the cut stopped");
+    assert!(
+        !stop["error"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("cut unspent"),
+        "{stop}"
+    );
     assert_eq!(
         labelled_containers("t-cut-delete"),
         "",

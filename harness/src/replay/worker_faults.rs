@@ -14,7 +14,7 @@ use super::scenario::ClientClock;
 use super::steps::{Moved, Stage};
 use crate::config::Dur;
 use nemesis::{LinkShaping, NodeControl, Signal};
-use results::fault::{Family, FaultKind};
+use results::fault::{Family, FaultKind, Mechanism, Shaping};
 use results::{FaultPhase, NemesisEvent};
 use std::time::Duration;
 
@@ -161,16 +161,23 @@ impl Stage<'_> {
         Ok(())
     }
 
-    /// Worker `w`'s links as they were, recorded as the stop of the `fault` that shaped them.
+    /// Worker `w`'s links as they were, recorded as the stop of the `fault` that shaped them;
+    /// a cut no reply spent says so on its stop line, as in a run.
     pub(super) async fn unshape(&self, w: usize, fault: FaultKind) -> Result<(), String> {
         let target = self.workers[w].target.clone();
+        let unspent = fault.mechanism() == Mechanism::Link(Shaping::CutReply)
+            && self.site.control.cut_spent(&target).await.ok().flatten() == Some(false);
         self.site
             .control
             .shape_links(&target, None)
             .await
             .map_err(|e| e.to_string())?;
         let owner = self.workers[w].name.clone();
-        self.nemesis(FaultPhase::Stop, fault, &owner);
+        let mut stop = NemesisEvent::new(FaultPhase::Stop, fault, vec![owner]);
+        if unspent {
+            stop = stop.with_error(results::fault::CUT_UNSPENT);
+        }
+        self.record(&stop);
         Ok(())
     }
 

@@ -40,6 +40,10 @@ impl<C: NodeControl> NodeControl for Driven<'_, C> {
         self.control.shape_links(target, shaping).await
     }
 
+    async fn cut_spent(&self, target: &str) -> Result<Option<bool>, ControlError> {
+        self.control.cut_spent(target).await
+    }
+
     async fn set_clock(&self, target: &str, setting: ClockSetting) -> Result<(), ControlError> {
         self.control.set_clock(target, setting).await
     }

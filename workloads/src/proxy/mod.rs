@@ -54,7 +54,8 @@ pub async fn serve(routes: Vec<Route>, control: &str) -> std::io::Result<()> {
             let mut lines = BufReader::new(read).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 let answer = match shapings.apply(&line) {
-                    Ok(()) => "ok\n".to_string(),
+                    Ok(said) if said.is_empty() => "ok\n".to_string(),
+                    Ok(said) => format!("ok {said}\n"),
                     Err(e) => format!("error: {e}\n"),
                 };
                 if write.write_all(answer.as_bytes()).await.is_err() {

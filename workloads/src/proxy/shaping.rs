@@ -39,6 +39,9 @@ struct Command {
     tag: Option<String>,
     #[serde(default)]
     heal: bool,
+    /// Asks what became of the tag's cut (`{"tag":"worker-1","cut":"?"}`), changing nothing.
+    #[serde(default)]
+    cut: Option<String>,
     #[serde(flatten)]
     shaping: Shaping,
 }
@@ -46,21 +49,41 @@ struct Command {
 #[derive(Debug, Default)]
 pub struct Shapings {
     by_tag: Mutex<BTreeMap<String, Shaping>>,
+    /// The tags whose latest cut was spent on a reply.
+    spent: Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl Shapings {
-    /// Applies one control line.
-    pub fn apply(&self, line: &str) -> Result<(), String> {
+    /// Applies one control line; the answer after `ok` (empty, or for a cut question `spent`,
+    /// `armed` or `none`).
+    pub fn apply(&self, line: &str) -> Result<String, String> {
         let c: Command = serde_json::from_str(line).map_err(|e| format!("{line:?}: {e}"))?;
         let mut map = self.by_tag.lock().unwrap_or_else(|p| p.into_inner());
-        match (c.heal, c.tag) {
-            (true, _) => map.clear(),
-            (false, Some(tag)) => {
+        let mut spent = self.spent.lock().unwrap_or_else(|p| p.into_inner());
+        match (c.heal, c.tag, c.cut) {
+            (false, Some(tag), Some(_)) => {
+                return Ok(if map.get(&tag).is_some_and(|s| s.cut_next_reply) {
+                    "armed"
+                } else if spent.contains(&tag) {
+                    "spent"
+                } else {
+                    "none"
+                }
+                .to_string());
+            }
+            (true, _, _) => {
+                map.clear();
+                spent.clear();
+            }
+            (false, Some(tag), None) => {
+                if c.shaping.cut_next_reply {
+                    spent.remove(&tag);
+                }
                 map.insert(tag, c.shaping);
             }
-            (false, None) => return Err(format!("{line:?}: name a tag or send heal")),
+            (false, None, _) => return Err(format!("{line:?}: name a tag or send heal")),
         }
-        Ok(())
+        Ok(String::new())
     }
 
     /// The setting a link has now: the larger delay, jitter and loss of its two ends.
@@ -87,6 +110,10 @@ impl Shapings {
         for tag in [&route.worker, &route.node] {
             if let Some(s) = map.get_mut(tag).filter(|s| s.cut_next_reply) {
                 s.cut_next_reply = false;
+                self.spent
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(tag.clone());
                 return true;
             }
         }
@@ -112,6 +139,18 @@ mod tests {
         assert!(s.for_route(&r[0]).replies_only);
         s.apply(r#"{"heal":true}"#).unwrap();
         assert_eq!(s.for_route(&r[0]), Shaping::default());
+        // A cut asked after: armed until a reply spends it, then spent until healed or re-armed.
+        let cut = |s: &Shapings| s.apply(r#"{"tag":"worker-1","cut":"?"}"#).unwrap();
+        assert_eq!(cut(&s), "none");
+        s.apply(r#"{"tag":"worker-1","cut_next_reply":true}"#)
+            .unwrap();
+        assert_eq!(cut(&s), "armed");
+        assert!(s.take_cut(&r[0]));
+        assert!(!s.take_cut(&r[0]), "once");
+        assert_eq!(cut(&s), "spent");
+        s.apply(r#"{"tag":"worker-1","cut_next_reply":true}"#)
+            .unwrap();
+        assert_eq!(cut(&s), "armed");
         assert!(s.apply(r#"{"delay_ms":5}"#).is_err());
         assert!(s.apply("nonsense").unwrap_err().contains("nonsense"));
     }
