@@ -43,6 +43,7 @@ use containers::image::pin::Pin;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 use std::collections::BTreeMap;
+use std::fmt;
 
 mod lines;
 use lines::{parse_action, parse_expect, parse_nemesis, parse_wait};
@@ -175,6 +176,112 @@ pub enum Control {
     RestartEmpty(String),
     /// Start a node `restart-empty` left down (`master` / `leader`: the one it killed).
     Restart(String),
+}
+
+impl Control {
+    /// Who a step of this control is written as: `wait` (it waits for something to be true) or
+    /// `nemesis` (it does something).
+    pub fn who(&self) -> &'static str {
+        match self {
+            Control::LeaseExpired(_) | Control::Sleep(_) | Control::Failover => "wait",
+            _ => "nemesis",
+        }
+    }
+}
+
+/// A worker's action as the scenario file writes it (after `A: `), as `lines.rs` reads it.
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Acquire => f.write_str("acquire"),
+            Action::Write(v) => write!(f, "write {v}"),
+            Action::Release => f.write_str("release"),
+            Action::Pause => f.write_str("pause"),
+            Action::Resume => f.write_str("resume"),
+            Action::Kill => f.write_str("kill"),
+            Action::Isolate => f.write_str("isolate"),
+            Action::Heal => f.write_str("heal"),
+            Action::Begin(inner) => write!(f, "begin {inner}"),
+            Action::PauseAcquiring(after) => write!(f, "pause-acquiring after {after}"),
+            Action::PauseReleasing(after) => write!(f, "pause-releasing after {after}"),
+            Action::KillAcquiring(after) => write!(f, "kill-acquiring after {after}"),
+            Action::IsolateReleasing(after) => write!(f, "isolate-releasing after {after}"),
+            Action::PauseWaiter(after) => write!(f, "pause-waiter after {after}"),
+            Action::CutAcquireReply(after) if after.get().is_zero() => {
+                f.write_str("cut-acquire-reply")
+            }
+            Action::CutReleaseReply(after) if after.get().is_zero() => {
+                f.write_str("cut-release-reply")
+            }
+            Action::CutAcquireReply(after) => write!(f, "cut-acquire-reply after {after}"),
+            Action::CutReleaseReply(after) => write!(f, "cut-release-reply after {after}"),
+            Action::CutRenewReply => f.write_str("cut-renew-reply"),
+            Action::Starve => f.write_str("starve"),
+            Action::SlowReply(None) => f.write_str("slow-reply"),
+            Action::SlowReply(Some(d)) => write!(f, "slow-reply {d}"),
+            Action::ClientClock(ClientClock::Jump { millis }) => write!(
+                f,
+                "client-clock-jump {}{}",
+                if *millis < 0 { "-" } else { "" },
+                Dur::from_millis(millis.unsigned_abs())
+            ),
+            Action::ClientClock(ClientClock::Skew { per_mille }) => {
+                write!(f, "client-clock-skew {}x", f64::from(*per_mille) / 1000.0)
+            }
+        }
+    }
+}
+
+/// A `wait:` or `nemesis:` step as the scenario file writes it (after its `who`).
+impl fmt::Display for Control {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Control::LeaseExpired(w) => write!(f, "lease-expired {w}"),
+            Control::Sleep(d) => write!(f, "{d}"),
+            Control::Heal => f.write_str("heal"),
+            Control::PauseNode(n) => write!(f, "pause {n}"),
+            Control::ResumeNode(n) => write!(f, "resume {n}"),
+            Control::StarveNode(n) => write!(f, "starve {n}"),
+            Control::UnstarveNode(n) => write!(f, "unstarve {n}"),
+            Control::RestartEmpty(n) => write!(f, "restart-empty {n}"),
+            Control::Restart(n) => write!(f, "restart {n}"),
+            Control::CutReplication => f.write_str("cut-replication"),
+            Control::Failover => f.write_str("failover"),
+            Control::ClockJump { ahead, nodes } => {
+                write!(f, "clock-jump {ahead} on {}", nodes.join(","))
+            }
+            Control::ClockReal => f.write_str("clock-real"),
+            Control::Stall {
+                leader: false,
+                length,
+            } => write!(f, "stall-service {length}"),
+            Control::Stall {
+                leader: true,
+                length,
+            } => write!(f, "stall-leader {length}"),
+        }
+    }
+}
+
+/// An expectation as the scenario file writes it (after `expect: `).
+impl fmt::Display for Expect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expect::Result(r) => f.write_str(r.as_str()),
+            Expect::Acquired => f.write_str("acquired"),
+            Expect::LockHeld => f.write_str("lock-held"),
+            Expect::Token { op, other } => {
+                let op = match op {
+                    Cmp::Gt => ">",
+                    Cmp::Ge => ">=",
+                    Cmp::Lt => "<",
+                    Cmp::Eq => "==",
+                };
+                write!(f, "token {op} {other}.token")
+            }
+            Expect::Anomaly(k) => f.write_str(k.as_str()),
+        }
+    }
 }
 
 /// An expectation on a step's outcome.

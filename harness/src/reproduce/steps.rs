@@ -18,29 +18,67 @@
 //!   acquire`) and trying again past ttl + recovery slack, as the run's other workers did.
 
 use super::actors::{self, Actor};
-use super::timeline::{Entry, Happened};
+use super::timeline::{Arg, Entry, Happened};
 use super::Stored;
+use crate::replay::scenario::{Action, Cmp, Control, Expect, Step};
 use results::fault::FaultKind;
 use results::{Anomaly, AnomalyKind, Dur};
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-/// One step of the scenario as it will be written.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One step of the scenario as it will be written (by its `Display`, as the file reads it).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Line {
-    /// A worker's name, `wait` or `nemesis`.
-    pub who: String,
-    pub action: String,
-    pub expect: Option<String>,
+    pub step: Step,
     /// Where in the run it comes from (`index 52, 5.388s`), or why it was added.
     pub from: String,
 }
 
-fn line(who: &str, action: impl Into<String>, expect: Option<String>, from: String) -> Line {
+impl Line {
+    /// A worker's name, `wait` or `nemesis`.
+    pub fn who(&self) -> &str {
+        match &self.step {
+            Step::Worker { worker, .. } => worker,
+            Step::Control { control, .. } => control.who(),
+        }
+    }
+
+    /// What the step does, as the file writes it after `who: `.
+    pub fn action(&self) -> String {
+        match &self.step {
+            Step::Worker { action, .. } => action.to_string(),
+            Step::Control { control, .. } => control.to_string(),
+        }
+    }
+
+    pub fn expect(&self) -> Option<&Expect> {
+        match &self.step {
+            Step::Worker { expect, .. } | Step::Control { expect, .. } => expect.as_ref(),
+        }
+    }
+}
+
+/// A worker's step.
+fn act(who: &str, action: Action, expect: Option<Expect>, from: String) -> Line {
     Line {
-        who: who.to_string(),
-        action: action.into(),
-        expect,
+        step: Step::Worker {
+            worker: who.to_string(),
+            action,
+            expect,
+            line: 0,
+        },
+        from,
+    }
+}
+
+/// A `wait:` or `nemesis:` step.
+fn control(control: Control, from: String) -> Line {
+    Line {
+        step: Step::Control {
+            control,
+            expect: None,
+            line: 0,
+        },
         from,
     }
 }
@@ -72,13 +110,14 @@ impl State {
     /// The resource's answer in the run, when the actors' own writes explain it: an accepted
     /// write stays accepted with fewer writes before it, but a rejection made by another
     /// worker's newer token would not happen in the scenario.
-    fn expected_answer(&self, result: &str, key: &str, token: Option<u64>) -> Option<String> {
+    fn expected_answer(&self, result: &str, key: &str, token: Option<u64>) -> Option<Expect> {
         let explained = match (result, token) {
             ("accepted", _) => true,
             ("rejected-stale-fence", Some(t)) => self.highest.get(key).is_some_and(|h| *h > t),
             _ => false,
         };
-        explained.then(|| result.to_string())
+        let answer = serde_json::from_value(serde_json::Value::from(result)).ok()?;
+        explained.then_some(Expect::Result(answer))
     }
 }
 
@@ -94,10 +133,8 @@ pub fn steps(stored: &Stored, anomaly: &Anomaly, cast: &[Actor], events: &[Entry
             Happened::Granted { actor } => {
                 for x in 0..cast.len() {
                     if st.granted.contains(&x) && !st.let_go.contains(&x) {
-                        out.push(line(
-                            "wait",
-                            format!("lease-expired {}", cast[x].name),
-                            None,
+                        out.push(control(
+                            Control::LeaseExpired(cast[x].name.clone()),
                             format!(
                                 "{} was granted while {} still held",
                                 cast[*actor].name, cast[x].name
@@ -106,18 +143,18 @@ pub fn steps(stored: &Stored, anomaly: &Anomaly, cast: &[Actor], events: &[Entry
                         st.let_go.insert(x);
                     }
                 }
-                out.push(line(
+                out.push(act(
                     &cast[*actor].name,
-                    "acquire",
+                    Action::Acquire,
                     Some(acquire_expect(cast, &st.granted, *actor)),
                     from,
                 ));
                 // The stuck lock's waiter is already waiting when the holder's fault comes,
                 // as the run's other workers were.
                 if stuck && st.granted.is_empty() {
-                    out.push(line(
+                    out.push(act(
                         &actors::name(cast.len()),
-                        "begin acquire",
+                        Action::Begin(Box::new(Action::Acquire)),
                         None,
                         "in the run the other workers were already waiting for the lock".into(),
                     ));
@@ -128,10 +165,8 @@ pub fn steps(stored: &Stored, anomaly: &Anomaly, cast: &[Actor], events: &[Entry
                     let gap = Duration::from_nanos(gap).min(ttl * 2);
                     let gap = Duration::from_millis(gap.as_millis() as u64);
                     if !gap.is_zero() {
-                        out.push(line(
-                            "wait",
-                            Dur(gap).to_string(),
-                            None,
+                        out.push(control(
+                            Control::Sleep(Dur(gap)),
                             "the time the run's waiters waited before the next step".into(),
                         ));
                     }
@@ -154,9 +189,9 @@ pub fn steps(stored: &Stored, anomaly: &Anomaly, cast: &[Actor], events: &[Entry
                     Some(_) => from,
                     None => format!("{from}; the run's {result} came from other workers' writes"),
                 };
-                out.push(line(
+                out.push(act(
                     &cast[*actor].name,
-                    format!("write {value}"),
+                    Action::Write(value.clone()),
                     expect,
                     from,
                 ));
@@ -179,10 +214,10 @@ pub fn steps(stored: &Stored, anomaly: &Anomaly, cast: &[Actor], events: &[Entry
                     continue;
                 }
                 resume_first(&mut out, &mut st, cast, *actor);
-                out.push(line(
+                out.push(act(
                     &cast[*actor].name,
-                    "release",
-                    answer.map(|a| a.as_str().to_string()),
+                    Action::Release,
+                    answer.map(Expect::Result),
                     from,
                 ));
                 if *answer == Some(results::OpResult::Released) {
@@ -199,7 +234,7 @@ pub fn steps(stored: &Stored, anomaly: &Anomaly, cast: &[Actor], events: &[Entry
                     actor: *actor,
                     fault: *fault,
                     start: *start,
-                    arg: arg.as_deref(),
+                    arg: *arg,
                 };
                 worker_fault(&mut out, &mut st, cast, struck, from)
             }
@@ -210,9 +245,12 @@ pub fn steps(stored: &Stored, anomaly: &Anomaly, cast: &[Actor], events: &[Entry
                 ..
             } => {
                 // One step: the stall thaws itself after its length; its stop line is not one.
-                if *start {
-                    let length = arg.as_deref().unwrap_or_default();
-                    out.push(line("nemesis", format!("{fault} {length}"), None, from));
+                if let (true, Some(Arg::Length(length))) = (*start, arg) {
+                    let stall = Control::Stall {
+                        leader: *fault == FaultKind::StallLeader,
+                        length: *length,
+                    };
+                    out.push(control(stall, from));
                 }
             }
             Happened::ServiceFault {
@@ -224,31 +262,28 @@ pub fn steps(stored: &Stored, anomaly: &Anomaly, cast: &[Actor], events: &[Entry
                 start,
                 ..
             } => {
-                let (on, off) = match fault {
-                    FaultKind::StarveNode => ("starve", "unstarve"),
-                    _ => ("restart-empty", "restart"),
-                };
+                let starve = *fault == FaultKind::StarveNode;
                 for node in nodes {
-                    if *start && st.faulted_nodes.insert(node.clone()) {
-                        out.push(line("nemesis", format!("{on} {node}"), None, from.clone()));
-                    } else if !*start && st.faulted_nodes.remove(node) {
-                        out.push(line("nemesis", format!("{off} {node}"), None, from.clone()));
-                    }
+                    let n = node.clone();
+                    let step = match (*start, starve) {
+                        (true, _) if !st.faulted_nodes.insert(n.clone()) => continue,
+                        (false, _) if !st.faulted_nodes.remove(node) => continue,
+                        (true, true) => Control::StarveNode(n),
+                        (false, true) => Control::UnstarveNode(n),
+                        (true, false) => Control::RestartEmpty(n),
+                        (false, false) => Control::Restart(n),
+                    };
+                    out.push(control(step, from.clone()));
                 }
             }
             Happened::ServiceFault { nodes, start, .. } => {
                 for node in nodes {
                     let paused = st.paused_nodes.contains(node);
                     if *start && !paused {
-                        out.push(line("nemesis", format!("pause {node}"), None, from.clone()));
+                        out.push(control(Control::PauseNode(node.clone()), from.clone()));
                         st.paused_nodes.push(node.clone());
                     } else if !*start && paused {
-                        out.push(line(
-                            "nemesis",
-                            format!("resume {node}"),
-                            None,
-                            from.clone(),
-                        ));
+                        out.push(control(Control::ResumeNode(node.clone()), from.clone()));
                         st.paused_nodes.retain(|n| n != node);
                     }
                 }
@@ -262,7 +297,7 @@ pub fn steps(stored: &Stored, anomaly: &Anomaly, cast: &[Actor], events: &[Entry
 }
 
 /// The token relation with the latest granted actor that had a token, else `acquired`.
-fn acquire_expect(cast: &[Actor], granted: &BTreeSet<usize>, actor: usize) -> String {
+fn acquire_expect(cast: &[Actor], granted: &BTreeSet<usize>, actor: usize) -> Expect {
     let previous = granted
         .iter()
         .filter(|x| cast[**x].token.is_some())
@@ -271,22 +306,25 @@ fn acquire_expect(cast: &[Actor], granted: &BTreeSet<usize>, actor: usize) -> St
         (Some(t), Some(&x)) => {
             let theirs = cast[x].token.unwrap_or_default();
             let op = match t.cmp(&theirs) {
-                std::cmp::Ordering::Greater => ">",
-                std::cmp::Ordering::Equal => "==",
-                std::cmp::Ordering::Less => "<",
+                std::cmp::Ordering::Greater => Cmp::Gt,
+                std::cmp::Ordering::Equal => Cmp::Eq,
+                std::cmp::Ordering::Less => Cmp::Lt,
             };
-            format!("token {op} {}.token", cast[x].name)
+            Expect::Token {
+                op,
+                other: cast[x].name.clone(),
+            }
         }
-        _ => "acquired".to_string(),
+        _ => Expect::Acquired,
     }
 }
 
 /// A paused actor is resumed before it acts (its operation was let through by the resume).
 fn resume_first(out: &mut Vec<Line>, st: &mut State, cast: &[Actor], actor: usize) {
     if st.paused.remove(&actor) {
-        out.push(line(
+        out.push(act(
             &cast[actor].name,
-            "resume",
+            Action::Resume,
             None,
             "its next operation came after the resume".into(),
         ));
@@ -294,11 +332,11 @@ fn resume_first(out: &mut Vec<Line>, st: &mut State, cast: &[Actor], actor: usiz
 }
 
 /// A fault on an actor's worker, as the timeline has it.
-struct Struck<'a> {
+struct Struck {
     actor: usize,
     fault: FaultKind,
     start: bool,
-    arg: Option<&'a str>,
+    arg: Option<Arg>,
 }
 
 fn worker_fault(out: &mut Vec<Line>, st: &mut State, cast: &[Actor], s: Struck, from: String) {
@@ -312,71 +350,82 @@ fn worker_fault(out: &mut Vec<Line>, st: &mut State, cast: &[Actor], s: Struck, 
         return;
     }
     let name = &cast[actor].name;
-    let step = |verb: FaultKind| match arg {
-        Some(a) => format!("{verb} {a}"),
-        None => verb.to_string(),
+    let after = match arg {
+        Some(Arg::After(d)) => d,
+        _ => Dur::from_millis(0),
     };
+    let push =
+        |out: &mut Vec<Line>, action: Action| out.push(act(name, action, None, from.clone()));
     match (fault, start) {
         (FaultKind::PauseHolder | FaultKind::PauseWorker, true) if st.paused.insert(actor) => {
-            out.push(line(name, "pause", None, from));
+            push(out, Action::Pause);
         }
         (FaultKind::PauseHolder | FaultKind::PauseWorker | FaultKind::PauseReleasing, false)
             if st.paused.remove(&actor) =>
         {
-            out.push(line(name, "resume", None, from));
+            push(out, Action::Resume);
         }
         (FaultKind::PauseReleasing, true) if st.paused.insert(actor) => {
             st.releasing.insert(actor);
-            out.push(line(name, step(fault), None, from));
+            push(out, Action::PauseReleasing(after));
         }
         (FaultKind::IsolateReleasing, true) if st.isolated.insert(actor) => {
             st.releasing.insert(actor);
-            out.push(line(name, step(fault), None, from));
+            push(out, Action::IsolateReleasing(after));
         }
         (FaultKind::KillHolder | FaultKind::KillWorker, true) => {
             st.killed.insert(actor);
             st.paused.remove(&actor);
-            out.push(line(name, "kill", None, from));
+            push(out, Action::Kill);
         }
         (FaultKind::IsolateHolder | FaultKind::IsolateWorker, true)
             if st.isolated.insert(actor) =>
         {
-            out.push(line(name, "isolate", None, from));
+            push(out, Action::Isolate);
         }
         (
             FaultKind::IsolateHolder | FaultKind::IsolateWorker | FaultKind::IsolateReleasing,
             false,
         ) if st.isolated.remove(&actor) => {
-            out.push(line(name, "heal", None, from));
+            push(out, Action::Heal);
         }
-        (FaultKind::SlowReply | FaultKind::CutRenewReply, true) if st.shaped.insert(actor) => {
-            out.push(line(name, step(fault), None, from));
+        (FaultKind::SlowReply, true) if st.shaped.insert(actor) => {
+            let length = match arg {
+                Some(Arg::Length(d)) => Some(d),
+                _ => None,
+            };
+            push(out, Action::SlowReply(length));
+        }
+        (FaultKind::CutRenewReply, true) if st.shaped.insert(actor) => {
+            push(out, Action::CutRenewReply);
         }
         (FaultKind::CutReleaseReply, true) if st.shaped.insert(actor) => {
             // The step sends the release; the run's release is its pending answer.
             st.releasing.insert(actor);
-            out.push(line(name, step(fault), None, from));
+            push(out, Action::CutReleaseReply(after));
         }
         (FaultKind::SlowReply | FaultKind::CutRenewReply | FaultKind::CutReleaseReply, false)
             if st.shaped.remove(&actor) =>
         {
-            out.push(line(name, "heal", None, from));
+            push(out, Action::Heal);
         }
         (FaultKind::StarveWorker, true) if st.starved.insert(actor) => {
-            out.push(line(name, "starve", None, from));
+            push(out, Action::Starve);
         }
         (FaultKind::StarveWorker, false) if st.starved.remove(&actor) => {
-            out.push(line(name, "heal", None, from));
+            push(out, Action::Heal);
         }
         (FaultKind::ClientClockJump | FaultKind::ClientClockSkew, true) => {
-            st.clocked.insert(actor);
-            out.push(line(name, step(fault), None, from));
+            if let Some(Arg::Clock(clock)) = arg {
+                st.clocked.insert(actor);
+                push(out, Action::ClientClock(clock));
+            }
         }
         (FaultKind::ClientClockJump | FaultKind::ClientClockSkew, false)
             if st.clocked.remove(&actor) && st.clocked.is_empty() =>
         {
             // clock-real puts every clock back: only once no actor's clock is moved any more.
-            out.push(line("nemesis", "clock-real", None, from));
+            out.push(control(Control::ClockReal, from));
         }
         _ => {}
     }
@@ -396,9 +445,9 @@ fn waiter(stored: &Stored, cast: &[Actor]) -> Vec<Line> {
     let tries = (ttl + slack).as_nanos().div_ceil(each.as_nanos().max(1)) as usize + 1;
     (0..tries)
         .map(|i| {
-            line(
+            act(
                 &name,
-                "acquire",
+                Action::Acquire,
                 None,
                 format!(
                     "try {} of {tries}: in the run the other workers kept trying past ttl + slack",
@@ -413,8 +462,10 @@ fn waiter(stored: &Stored, cast: &[Actor]) -> Vec<Line> {
 pub fn workers(cast: &[Actor], lines: &[Line]) -> Vec<String> {
     let mut names: Vec<String> = cast.iter().map(|a| a.name.clone()).collect();
     for l in lines {
-        if l.who != "wait" && l.who != "nemesis" && !names.contains(&l.who) {
-            names.push(l.who.clone());
+        if let Step::Worker { worker, .. } = &l.step {
+            if !names.contains(worker) {
+                names.push(worker.clone());
+            }
         }
     }
     names

@@ -213,7 +213,7 @@ fn a_stall_of_the_service_becomes_one_step_with_the_runs_length() {
 }
 
 /// Replies held back from an actor and its client's clock moved become its
-/// `slow-reply <delay>` and `client-clock-jump <±ms>` / `client-clock-skew <f>x` steps, healed
+/// `slow-reply <delay>` and `client-clock-jump <±delay>` / `client-clock-skew <f>x` steps, healed
 /// by `heal` and `nemesis: clock-real` where the run's stop lines were.
 #[test]
 fn held_back_replies_and_a_moved_client_clock_become_the_actors_steps() {
@@ -229,9 +229,9 @@ fn held_back_replies_and_a_moved_client_clock_become_the_actors_steps() {
     );
     let made = make(&run, 1, None).unwrap();
     for step in [
-        "A: slow-reply 2000ms",
+        "A: slow-reply 2s",
         "A: heal",
-        "A: client-clock-jump -10000ms",
+        "A: client-clock-jump -10s",
         "nemesis: clock-real",
         "B: client-clock-skew 0.333x",
     ] {

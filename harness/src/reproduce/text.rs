@@ -106,8 +106,14 @@ pub fn render(
     let _ = writeln!(out, "expect_anomalies: [{}]", anomaly.kind);
     let _ = writeln!(out, "steps:");
     for l in lines {
-        let _ = writeln!(out, "  - {}: {}  # {}", l.who, l.action, one_line(&l.from));
-        if let Some(e) = &l.expect {
+        let _ = writeln!(
+            out,
+            "  - {}: {}  # {}",
+            l.who(),
+            l.action(),
+            one_line(&l.from)
+        );
+        if let Some(e) = l.expect() {
             let _ = writeln!(out, "    expect: {e}");
         }
     }

@@ -9,9 +9,10 @@
 
 use super::actors::Actor;
 use super::{Refusal, Stored};
+use crate::replay::scenario::ClientClock;
 use results::fault::{scope_of, FaultKind, ReplayForm, Scope};
 use results::nemesis_event::targets;
-use results::{Anomaly, OpResult, OpType, Process, F};
+use results::{Anomaly, Dur, OpResult, OpType, Process, F};
 use serde_json::Value;
 
 /// One thing that happened, to actor `actor` (an index into the cast) or to the service.
@@ -35,20 +36,31 @@ pub enum Happened {
         answer: Option<OpResult>,
     },
     /// A fault on the actor's worker began (`start`) or ended; `arg` is its replay step's
-    /// argument (`700ms` of held-back replies, `+10000ms` or `3x` of a client clock).
+    /// argument (700 ms of held-back replies, a client clock 10 s back or 3x fast).
     WorkerFault {
         actor: usize,
         fault: FaultKind,
         start: bool,
-        arg: Option<String>,
+        arg: Option<Arg>,
     },
     /// A fault of the lock service on these nodes began or ended; `arg` is a stall's length.
     ServiceFault {
         fault: FaultKind,
         nodes: Vec<String>,
         start: bool,
-        arg: Option<String>,
+        arg: Option<Arg>,
     },
+}
+
+/// The size of a fault, as its replay step takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arg {
+    /// How long it lasts or holds back (a stall, held-back replies).
+    Length(Dur),
+    /// How long after its operation was sent it struck.
+    After(Dur),
+    /// Where it moved a client's clock.
+    Clock(ClientClock),
 }
 
 /// One entry of the timeline: when (ns since the run's start), where in the run it is recorded
@@ -210,27 +222,31 @@ fn fault(
 
 /// The argument of a sized fault's replay step, read from its start line's value: a stall's
 /// `length_ms`, the held-back replies' `links.delay_ms`, a client clock's `clock` setting.
-fn step_arg(fault: FaultKind, value: Option<&Value>) -> Result<Option<String>, String> {
+fn step_arg(fault: FaultKind, value: Option<&Value>) -> Result<Option<Arg>, String> {
     let field = |path: &[&str]| {
         path.iter()
             .try_fold(value?, |v, k| v.get(*k))
             .and_then(Value::as_f64)
     };
+    let millis = |ms: f64| Dur::from_millis(ms.round().max(0.0) as u64);
     let arg = match fault {
         FaultKind::StallService | FaultKind::StallLeader => {
-            field(&["length_ms"]).map(|ms| format!("{ms:.0}ms"))
+            field(&["length_ms"]).map(|ms| Arg::Length(millis(ms)))
         }
-        FaultKind::SlowReply => field(&["links", "delay_ms"]).map(|ms| format!("{ms:.0}ms")),
-        FaultKind::ClientClockJump => {
-            field(&["clock", "ahead", "secs"]).map(|s| format!("{:+.0}ms", s * 1000.0))
-        }
+        FaultKind::SlowReply => field(&["links", "delay_ms"]).map(|ms| Arg::Length(millis(ms))),
+        FaultKind::ClientClockJump => field(&["clock", "ahead", "secs"]).map(|s| {
+            Arg::Clock(ClientClock::Jump {
+                millis: (s * 1000.0).round() as i64,
+            })
+        }),
         FaultKind::ClientClockSkew => field(&["clock", "fast", "factor"]).map(|f| {
-            let f = format!("{f:.3}");
-            format!("{}x", f.trim_end_matches('0').trim_end_matches('.'))
+            Arg::Clock(ClientClock::Skew {
+                per_mille: (f * 1000.0).round().max(1.0) as u32,
+            })
         }),
         // Struck as soon as the release was seen in flight: at once, unless a delay is named.
         FaultKind::PauseReleasing | FaultKind::IsolateReleasing | FaultKind::CutReleaseReply => {
-            return Ok(field(&["delay_ms"]).map(|ms| format!("after {ms:.0}ms")))
+            return Ok(field(&["delay_ms"]).map(|ms| Arg::After(millis(ms))))
         }
         _ => return Ok(None),
     };

@@ -476,3 +476,75 @@ fn cuts_starvation_and_emptied_nodes_are_steps_that_read_back_as_written() {
     let e = parse(&STALE.replace("  - A: pause\n", "  - nemesis: restart-empty\n")).unwrap_err();
     assert_eq!(e.line, 8, "{e}");
 }
+
+/// Every action, wait, nemesis step and expectation is written (`Display`) as the scenario file
+/// reads it: what `reproduce` writes parses back to the value it wrote.
+#[test]
+fn every_step_is_written_as_it_is_read() {
+    let actions = [
+        "acquire",
+        "write v1",
+        "release",
+        "pause",
+        "resume",
+        "kill",
+        "isolate",
+        "heal",
+        "begin acquire",
+        "pause-acquiring after 5ms",
+        "pause-releasing after 0s",
+        "kill-acquiring after 2ms",
+        "isolate-releasing after 7ms",
+        "cut-acquire-reply",
+        "cut-release-reply after 3ms",
+        "cut-renew-reply",
+        "starve",
+        "slow-reply",
+        "slow-reply 2s",
+        "client-clock-jump -10s",
+        "client-clock-jump 250ms",
+        "client-clock-skew 3x",
+        "client-clock-skew 0.333x",
+    ];
+    for text in actions {
+        let a = lines::parse_action(text, 1).unwrap();
+        assert_eq!(a.to_string(), text);
+        assert_eq!(lines::parse_action(&a.to_string(), 1).unwrap(), a);
+    }
+    let nemesis = [
+        "heal",
+        "pause leader",
+        "resume redis-1",
+        "starve master",
+        "unstarve master",
+        "restart-empty zk-2",
+        "restart zk-2",
+        "cut-replication",
+        "clock-jump 10s on redis-1,redis-2",
+        "clock-real",
+        "stall-service 786ms",
+        "stall-leader 1s",
+    ];
+    for text in nemesis {
+        let c = lines::parse_nemesis(text, 1).unwrap();
+        assert_eq!((c.who(), c.to_string()), ("nemesis", text.to_string()));
+    }
+    let workers = ["A".to_string(), "B".to_string()];
+    for text in ["lease-expired A", "failover", "3s"] {
+        let c = lines::parse_wait(text, &workers, 1).unwrap();
+        assert_eq!((c.who(), c.to_string()), ("wait", text.to_string()));
+    }
+    for text in [
+        "acquired",
+        "lock-held",
+        "accepted",
+        "rejected-stale-fence",
+        "released",
+        "token > A.token",
+        "token == B.token",
+        "duplicate-token",
+    ] {
+        let e = lines::parse_expect(text, &workers, 1).unwrap();
+        assert_eq!(e.to_string(), text);
+    }
+}
