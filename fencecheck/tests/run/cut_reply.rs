@@ -4,19 +4,26 @@
 //! nothing is left behind.
 
 use crate::support::infra::{fresh_root, harness_run_id, labelled_containers, run_config};
+use std::path::PathBuf;
+
+/// Runs the test `yaml` in a fresh root named `name`; its run directory, once it ended with a
+/// verdict (not a harness error).
+fn run(name: &str, yaml: &str) -> PathBuf {
+    let root = fresh_root("run", name);
+    let out = run_config(&root, yaml, &[]);
+    assert!(
+        matches!(out.status.code(), Some(0..=2)),
+        "a verdict, not a harness error: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::canonicalize(root.join("runs/latest")).expect("run dir")
+}
 
 #[test]
 fn a_cut_acquire_reply_lands_the_request_and_closes_its_connection() {
-    let root = fresh_root("run", "cut-reply");
     let yaml = "name: t-cut-reply\nrecipe: redis-lock\nworkers: 3\nttl: 2s\ntime_limit: 10s\n\
                 seed: 3\nnemesis_timeline:\n  - at 2s start cut-acquire-reply for 4s\n";
-    let out = run_config(&root, yaml, &[]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        matches!(out.status.code(), Some(0..=2)),
-        "a verdict, not a harness error: {stderr}"
-    );
-    let dir = std::fs::canonicalize(root.join("runs/latest")).expect("run dir");
+    let dir = run("cut-reply", yaml);
     let history = std::fs::read_to_string(dir.join("history.jsonl")).expect("history");
     let start: serde_json::Value = history
         .lines()
@@ -49,18 +56,11 @@ fn a_cut_acquire_reply_lands_the_request_and_closes_its_connection() {
 /// one).
 #[test]
 fn starve_worker_cut_renew_reply_and_restart_empty_node_start_and_heal() {
-    let root = fresh_root("run", "more-new-faults");
     let yaml = "name: t-more-faults\nrecipe: redis-lock\nworkers: 3\nttl: 2s\ntime_limit: 14s\n\
                 seed: 5\npersistence: always\nnemesis_timeline:\n  \
                 - at 2s start starve-worker for 3s\n  - at 6s start cut-renew-reply for 3s\n  \
                 - at 10s start restart-empty-node for 2s\n";
-    let out = run_config(&root, yaml, &[]);
-    assert!(
-        matches!(out.status.code(), Some(0..=2)),
-        "a verdict, not a harness error: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let dir = std::fs::canonicalize(root.join("runs/latest")).expect("run dir");
+    let dir = run("more-new-faults", yaml);
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("history.jsonl"))
         .expect("history")
         .lines()
@@ -94,17 +94,10 @@ fn starve_worker_cut_renew_reply_and_restart_empty_node_start_and_heal() {
 /// is answered `info`, the setting is recorded in `test.yaml`, and nothing is left behind.
 #[test]
 fn a_cut_by_command_strikes_the_reply_to_that_command() {
-    let root = fresh_root("run", "cut-by-command");
     let yaml = "name: t-cut-delete\nrecipe: zk-lock\nworkers: 3\nttl: 2s\ntime_limit: 10s\n\
                 seed: 3\ncut_reply_to: delete\nnemesis_timeline:\n  \
                 - at 2s start cut-renew-reply for 5s\n";
-    let out = run_config(&root, yaml, &[]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        matches!(out.status.code(), Some(0..=2)),
-        "a verdict, not a harness error: {stderr}"
-    );
-    let dir = std::fs::canonicalize(root.join("runs/latest")).expect("run dir");
+    let dir = run("cut-by-command", yaml);
     let recorded = std::fs::read_to_string(dir.join("test.yaml")).expect("test.yaml");
     assert!(recorded.contains("cut_reply_to: delete"), "{recorded}");
     let history: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("history.jsonl"))

@@ -118,16 +118,7 @@ impl Stage<'_> {
             },
             None => LinkShaping::slow_reply(self.plan.client_timing.op_timeout),
         };
-        let target = self.workers[w].target.clone();
-        self.site
-            .control
-            .shape_links(&target, Some(shaping))
-            .await
-            .map_err(|e| e.to_string())?;
-        self.shaped.insert(w, FaultKind::SlowReply);
-        let owner = self.workers[w].name.clone();
-        let value = serde_json::to_value(shaping).unwrap_or_default();
-        self.record(&NemesisEvent::start(FaultKind::SlowReply, vec![owner]).with("links", value));
+        self.shape(w, FaultKind::SlowReply, shaping, None).await?;
         Ok(format!(
             "replies held back {} ms, requests at once",
             shaping.delay_ms
@@ -143,7 +134,18 @@ impl Stage<'_> {
         fault: FaultKind,
         after: Option<Dur>,
     ) -> Result<(), String> {
-        let shaping = LinkShaping::cut_reply();
+        self.shape(w, fault, LinkShaping::cut_reply(), after).await
+    }
+
+    /// Worker `w`'s links shaped by `fault`, recorded with the shaping (and the delay after its
+    /// operation was sent, if it struck one in flight) until its `heal`.
+    async fn shape(
+        &mut self,
+        w: usize,
+        fault: FaultKind,
+        shaping: LinkShaping,
+        after: Option<Dur>,
+    ) -> Result<(), String> {
         let target = self.workers[w].target.clone();
         self.site
             .control
