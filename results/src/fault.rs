@@ -557,6 +557,22 @@ impl FaultKind {
         self.aim().scope()
     }
 
+    /// Why a run with this fault cannot share its lock service's cluster with other runs at
+    /// once, if it cannot: the fault must touch only the run's own containers and links. A
+    /// fault on the service reaches every run on it; a partition's iptables rules go into the
+    /// nodes' network namespaces too, and its heal flushes them there, other runs' included.
+    pub fn cannot_share_a_cluster(self) -> Option<&'static str> {
+        match (self.scope(), self.mechanism()) {
+            (Scope::LockService, _) => Some("it acts on the lock service's nodes"),
+            (_, Mechanism::Cut | Mechanism::Deafen | Mechanism::Mute) => Some(
+                "its iptables rules go into the nodes' network namespaces too, where its heal \
+                 flushes every run's",
+            ),
+            (Scope::Resource, _) => Some("it acts on the resource and every node's link to it"),
+            (Scope::Workers, _) => None,
+        }
+    }
+
     /// The duration used when a schedule gives none: the middle of [`FaultKind::length_range`].
     pub fn default_duration(self, ttl: Duration) -> Duration {
         let (lo, hi) = self.length_range(ttl);
@@ -749,6 +765,37 @@ mod tests {
         assert!(FaultKind::DeafenFollower
             .unsupported_because(&redlock)
             .is_some());
+    }
+
+    /// A fault shares a cluster only when it touches nothing but its own run's containers and
+    /// links: the hunt's pause, lossy and slow-reply faults do; a stall of the service and any
+    /// partition (whose rules and heal reach the nodes) do not.
+    #[test]
+    fn only_faults_on_a_runs_own_workers_and_links_share_a_cluster() {
+        for name in [
+            "pause-holder",
+            "kill-acquiring",
+            "lossy-network",
+            "slow-reply",
+            "hang-work",
+        ] {
+            let f: FaultKind = name.parse().unwrap();
+            assert_eq!(f.cannot_share_a_cluster(), None, "{name}");
+        }
+        for name in [
+            "stall-service",
+            "isolate-holder",
+            "deafen-holder",
+            "isolate-resource",
+            "clock-skew",
+        ] {
+            let f: FaultKind = name.parse().unwrap();
+            assert!(f.cannot_share_a_cluster().is_some(), "{name}");
+        }
+        for f in ALL_FAULTS {
+            let shares = f.scope() == Scope::Workers && !f.is_partition();
+            assert_eq!(f.cannot_share_a_cluster().is_none(), shares, "{f}");
+        }
     }
 
     /// The faults aimed at the protocol's weak moments parse by their names, hit

@@ -26,15 +26,28 @@ pub fn targets<'a>(
     env: &RunEnv,
     nodes: impl IntoIterator<Item = &'a Node>,
 ) -> BTreeMap<String, String> {
+    targets_of(env.run_id(), nodes)
+}
+
+/// [`targets`] for containers named after `run_id` (a cluster the run shares carries its own).
+pub fn targets_of<'a>(
+    run_id: &str,
+    nodes: impl IntoIterator<Item = &'a Node>,
+) -> BTreeMap<String, String> {
+    let prefix = crate::docker::container_name(run_id, "");
     nodes
         .into_iter()
-        .map(|n| (short_name(env, &n.name), n.name.clone()))
+        .map(|n| {
+            let short = n.name.strip_prefix(&prefix).unwrap_or(&n.name);
+            (short.to_string(), n.name.clone())
+        })
         .collect()
 }
 
 /// Who is who in a run, for the nemesis.
 #[derive(Debug)]
 pub struct RunTopology {
+    /// What the nodes' container names start with.
     prefix: String,
     pub cluster: Arc<RwLock<ClusterHandle>>,
     pub workers: Vec<String>,
@@ -60,6 +73,14 @@ impl RunTopology {
         }
     }
 
+    /// The nodes are those of a cluster started under `run_id` (one the run shares), named
+    /// after it rather than after the run.
+    pub fn with_nodes_of(mut self, run_id: &str) -> Self {
+        self.prefix = crate::docker::container_name(run_id, "");
+        self
+    }
+
+    /// A node's short name (`etcd-1`).
     fn short(&self, name: &str) -> String {
         name.strip_prefix(&self.prefix).unwrap_or(name).to_string()
     }

@@ -74,8 +74,8 @@ impl Drop for Watch {
 }
 
 /// Watches the containers in `nodes` (container name -> the nemesis's name) of run `run_id`
-/// until the returned guard is dropped. Events while the run tears itself down (its own end,
-/// Ctrl-C) are not reported. When the engine's event stream breaks, `on_blind` hears why:
+/// (theirs, or those of a cluster the run shares) until the returned guard is dropped. Events
+/// while the run tears itself down (its own end, Ctrl-C) are not reported. When the engine's event stream breaks, `on_blind` hears why:
 /// events after that go unseen.
 pub fn watch(
     docker: Docker,
@@ -93,10 +93,8 @@ pub fn watch(
                 .map(String::from)
                 .to_vec(),
         ),
-        (
-            "label".to_string(),
-            vec![format!("{}={run_id}", crate::docker::RUN_LABEL)],
-        ),
+        // By name, not by the run's label: a cluster shared by several runs carries its own.
+        ("container".to_string(), nodes.keys().cloned().collect()),
     ]);
     let options = EventsOptions {
         filters: Some(filters),

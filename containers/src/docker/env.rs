@@ -24,6 +24,17 @@ struct Started {
     cursor: logs::Cursor,
 }
 
+/// What an environment shares with another, or what it is not.
+#[derive(Clone, Copy)]
+enum Joins<'a> {
+    /// A run of its own: its network, its containers.
+    Nothing,
+    /// A run on another environment's network.
+    Network(&'a str),
+    /// Not a run (a shared cluster): nothing for an interrupt to check.
+    NoRun,
+}
+
 /// One run's Docker network and containers. Create with [`RunEnv::create`]; end with
 /// [`RunEnv::teardown`] (idempotent). Dropping it without teardown removes everything from a
 /// helper thread.
@@ -56,6 +67,32 @@ impl RunEnv {
     /// `fencecheck.run=<run_id>`). With `run_dir`, every container's output goes to
     /// `<run_dir>/nodes/<container>.log`.
     pub async fn create(run_id: &str, run_dir: Option<&Path>) -> Result<RunEnv, DockerError> {
+        Self::open(run_id, run_dir, Joins::Nothing).await
+    }
+
+    /// An environment whose containers go on another environment's `network` (a cluster shared
+    /// by several runs): it creates no network, and its teardown removes only its own
+    /// containers.
+    pub async fn join(
+        run_id: &str,
+        run_dir: Option<&Path>,
+        network: &str,
+    ) -> Result<RunEnv, DockerError> {
+        Self::open(run_id, run_dir, Joins::Network(network)).await
+    }
+
+    /// The environment of a cluster that outlives any one run: its own network, every
+    /// container's output under `<logs>/nodes/`. It is no run: an interrupt removes it without
+    /// checking anything there.
+    pub async fn create_for_cluster(run_id: &str, logs: &Path) -> Result<RunEnv, DockerError> {
+        Self::open(run_id, Some(logs), Joins::NoRun).await
+    }
+
+    async fn open(
+        run_id: &str,
+        run_dir: Option<&Path>,
+        joins: Joins<'_>,
+    ) -> Result<RunEnv, DockerError> {
         validate_run_id(run_id)?;
         let docker = connect().await?;
         let image = crate::image::node_image_tag();
@@ -71,7 +108,10 @@ impl RunEnv {
                 stale.containers.len()
             );
         }
-        let network = network_name(run_id);
+        let network = match joins {
+            Joins::Network(n) => n.to_string(),
+            Joins::Nothing | Joins::NoRun => network_name(run_id),
+        };
         let request = NetworkCreateRequest {
             name: network.clone(),
             driver: Some("bridge".to_string()),
@@ -83,7 +123,7 @@ impl RunEnv {
             std::fs::create_dir_all(&nodes)
                 .map_err(DockerError::io(format!("create {}", nodes.display())))?;
         }
-        guard::register(run_id, run_dir);
+        guard::register(run_id, run_dir.filter(|_| !matches!(joins, Joins::NoRun)));
         let env = RunEnv {
             docker,
             run_id: run_id.to_string(),
@@ -94,10 +134,12 @@ impl RunEnv {
             started: Mutex::new(HashMap::new()),
             pinned: tokio::sync::Mutex::new(None),
         };
-        env.docker
-            .create_network(request)
-            .await
-            .map_err(DockerError::api(format!("create network {network}")))?;
+        if !matches!(joins, Joins::Network(_)) {
+            env.docker
+                .create_network(request)
+                .await
+                .map_err(DockerError::api(format!("create network {network}")))?;
+        }
         Ok(env)
     }
 

@@ -1,5 +1,6 @@
-//! `fencecheck matrix [--config matrix.yaml] [--runs DIR] [--shard I/N] [--jobs K] [--plan]`: runs a
-//! grid of tests (cells × seeds), K at a time, and writes one comparison table (`matrix.md`,
+//! `fencecheck matrix [--config matrix.yaml] [--runs DIR] [--shard I/N] [--jobs K] [--plan]
+//! [--own-clusters]`: runs a grid of tests (cells × seeds), K at a time (sharing clusters where
+//! the faults allow), and writes one comparison table (`matrix.md`,
 //! `matrix.html`, `matrix.json` under `<runs>/matrix/<name>/<UTC stamp>/`); `--plan` prints what
 //! it would run and how long that should take, and starts nothing;
 //! `fencecheck matrix merge DIR...` joins shards run on several machines into that table. Exit 0
@@ -25,8 +26,9 @@ pub struct Args {
     /// for N parallel CI jobs (join them with `fencecheck matrix merge`).
     #[arg(long, value_name = "I/N")]
     pub shard: Option<matrix::shard::Shard>,
-    /// Runs at once on this machine, each with its own cluster, network and names. Timing
-    /// figures depend on the machine's load, which the table states.
+    /// Runs at once on this machine, each with its own workers, resource and names; runs whose
+    /// faults touch only their own containers share a cluster of their provider (see
+    /// --own-clusters). Timing figures depend on the machine's load, which the table states.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub jobs: u16,
     /// Run only the cells whose label contains one of these words (comma-separated, e.g.
@@ -39,6 +41,10 @@ pub struct Args {
     /// Print what would run (cells, runs, clusters, expected wall time) and start nothing.
     #[arg(long)]
     pub plan: bool,
+    /// Every run starts and tears down a cluster of its own, as `fencecheck run` does, even
+    /// where it could share one.
+    #[arg(long)]
+    pub own_clusters: bool,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -95,6 +101,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         runs: args.runs.clone(),
         shard: args.shard,
         jobs: usize::from(args.jobs),
+        own_clusters: args.own_clusters,
     };
     if args.plan {
         let chosen: Vec<usize> = match args.shard {
@@ -103,7 +110,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         };
         print!(
             "{}",
-            matrix::plan::render(&m, &chosen, usize::from(args.jobs), args.shard)
+            matrix::plan::render(&m, &chosen, &options, args.shard)
         );
         return Ok(0);
     }

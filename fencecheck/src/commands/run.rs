@@ -191,6 +191,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         &harness::run::Options {
             runs: args.runs,
             quiet: args.quiet,
+            cluster: None,
         },
     )
 }

@@ -1,6 +1,6 @@
 //! Runs a matrix: every cell × seed (or one shard's cells, `--shard I/N`), `jobs` runs at a
-//! time, each a full `fencecheck run` through [`crate::run::execute_into`] (its own cluster,
-//! network and names, started and torn down per run: clusters are not reused between cells),
+//! time, each a full `fencecheck run` through [`crate::run::execute_into`]: on a cluster of the
+//! [`Pool`] where its faults and resource let it share one, else on its own,
 //! then reads each run back from its directory, judges every cell and writes `matrix.md`,
 //! `matrix.html` and `matrix.json` into `<runs>/matrix/<name>/<UTC stamp>[-shard-I-of-N]/`
 //! (with `<runs>/matrix/<name>/latest` pointing at it).
@@ -11,9 +11,11 @@
 use super::judge::{self, CellSummary};
 use super::load::{self, Load};
 use super::outcome::RunOutcome;
+use super::pool::Pool;
 use super::shard::{self, Shard};
 use super::spec::Matrix;
 use super::{html, table};
+use crate::run::shared_cluster::OnCluster;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -43,6 +45,10 @@ pub struct MatrixReport {
     /// Where `matrix.md` / `.html` / `.json` are.
     pub dir: PathBuf,
     pub cells: Vec<CellSummary>,
+    /// Why the cells that started clusters of their own could not share one, a line per
+    /// reason ([`super::plan::sharing`]).
+    #[serde(default)]
+    pub own_clusters: Vec<String>,
 }
 
 /// How to run a matrix (not what: that is the file).
@@ -55,6 +61,9 @@ pub struct Options {
     pub shard: Option<Shard>,
     /// Runs at once (≥ 1).
     pub jobs: usize,
+    /// Every run starts and tears down a cluster of its own, as `fencecheck run` does, even
+    /// where it could share one (docs/design.md, "Shared clusters").
+    pub own_clusters: bool,
 }
 
 /// sha256 of a matrix file's text, hex.
@@ -85,6 +94,11 @@ pub fn execute(matrix: &Matrix, options: &Options) -> anyhow::Result<MatrixRepor
     let outcomes: Mutex<Vec<Option<RunOutcome>>> = Mutex::new(vec![None; total]);
     let sampler = load::Sampler::start();
     let jobs = options.jobs.clamp(1, total.max(1));
+    let pool = match options.own_clusters {
+        true => None,
+        false => Some(Pool::new(&options.runs.join("clusters").join(&stamp))?),
+    };
+    let pool = pool.as_ref();
     std::thread::scope(|scope| {
         for slot in 0..jobs {
             let (next, outcomes, work) = (&next, &outcomes, &work);
@@ -111,7 +125,7 @@ pub fn execute(matrix: &Matrix, options: &Options) -> anyhow::Result<MatrixRepor
                 if jobs > 1 {
                     plan.docker_slot = Some(slot as u32 + 1);
                 }
-                let outcome = run_one(plan, &options.runs);
+                let outcome = run_placed(plan, &options.runs, pool);
                 eprintln!("matrix:   → {} {}", cell.label, outcome_line(&outcome));
                 if let Ok(mut all) = outcomes.lock() {
                     all[n] = Some(outcome);
@@ -119,6 +133,9 @@ pub fn execute(matrix: &Matrix, options: &Options) -> anyhow::Result<MatrixRepor
             });
         }
     });
+    for e in pool.map(Pool::finish).unwrap_or_default() {
+        eprintln!("matrix: {e}");
+    }
     let mut outcomes = outcomes
         .into_inner()
         .map_err(|_| anyhow::anyhow!("a matrix thread panicked"))?
@@ -154,6 +171,7 @@ pub fn execute(matrix: &Matrix, options: &Options) -> anyhow::Result<MatrixRepor
         runs_root: options.runs.clone(),
         dir: dir.clone(),
         cells,
+        own_clusters: super::plan::sharing(matrix, &chosen, options),
     };
     write_report(&report)?;
     Ok(report)
@@ -168,8 +186,25 @@ pub fn write_report(report: &MatrixReport) -> anyhow::Result<()> {
     write(&dir.join("matrix.json"), &json)
 }
 
+/// One run on a shared cluster of `pool` where it may share one, else on its own.
+fn run_placed(mut plan: crate::config::TestPlan, runs: &Path, pool: Option<&Pool>) -> RunOutcome {
+    let seed = plan.seed;
+    match pool.and_then(|pool| pool.checkout(&plan).map(|c| (pool, c))) {
+        None => run_one(plan, runs, None),
+        Some((_, Err(e))) => RunOutcome::failed(seed, None, format!("{e:#}"), 0.0),
+        Some((pool, Ok(checkout))) => {
+            plan.lock = checkout.lock;
+            let id = checkout.on.id.clone();
+            let mut outcome = run_one(plan, runs, Some(checkout.on));
+            pool.checkin(&id);
+            outcome.cluster = Some(id);
+            outcome
+        }
+    }
+}
+
 /// One run through the lead's pipeline, then read back from the directory it made.
-fn run_one(plan: crate::config::TestPlan, runs: &Path) -> RunOutcome {
+fn run_one(plan: crate::config::TestPlan, runs: &Path, cluster: Option<OnCluster>) -> RunOutcome {
     let seed = plan.seed;
     let t0 = Instant::now();
     let mut made = None;
@@ -178,6 +213,7 @@ fn run_one(plan: crate::config::TestPlan, runs: &Path) -> RunOutcome {
         &crate::run::Options {
             runs: runs.to_path_buf(),
             quiet: true,
+            cluster,
         },
         &mut made,
     );

@@ -55,10 +55,12 @@ pub fn merge(dirs: &[PathBuf], runs: &Path) -> anyhow::Result<MatrixReport> {
     );
     let mut cells = Vec::new();
     let mut load = Vec::new();
+    let mut own_clusters = Vec::new();
     let mut wall: f64 = 0.0;
     for part in parts {
         let store = shard_store(&part.dir);
         wall = wall.max(part.report.wall_secs);
+        own_clusters.extend(part.report.own_clusters.iter().cloned());
         load.extend(part.report.load.iter().cloned());
         for mut cell in part.report.cells {
             for run in &mut cell.runs {
@@ -87,6 +89,7 @@ pub fn merge(dirs: &[PathBuf], runs: &Path) -> anyhow::Result<MatrixReport> {
         runs_root: runs.to_path_buf(),
         dir,
         cells,
+        own_clusters,
     };
     execute::write_report(&report)?;
     Ok(report)
@@ -197,6 +200,7 @@ mod tests {
             load: vec![],
             runs_root: store.to_path_buf(),
             dir: dir.clone(),
+            own_clusters: vec![],
             cells,
         };
         execute::write_report(&report).unwrap();

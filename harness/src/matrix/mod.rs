@@ -7,6 +7,7 @@
 //! - [`judge`]: a cell's runs → its row and whether it kept its expectation; the exit code.
 //! - [`table`], [`html`]: `matrix.md` and the self-contained `matrix.html`.
 //! - [`next`]: the `fencecheck shrink` command of a cell that broke its expectation.
+//! - [`pool`]: the clusters runs share, each checked before a run takes it.
 //! - [`plan`]: `--plan`, what a matrix will run and how long it should take, before it starts.
 //! - [`shard`]: `--shard I/N`, the deterministic share of cells one CI job runs; [`merge`]
 //!   joins the shards; [`load`]: how busy the machine was.
@@ -19,6 +20,7 @@ pub mod merge;
 pub mod next;
 pub mod outcome;
 pub mod plan;
+pub mod pool;
 pub mod shard;
 pub mod spec;
 pub mod sweep;

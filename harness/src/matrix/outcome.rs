@@ -60,6 +60,9 @@ pub struct RunOutcome {
     /// Which of its planned faults landed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub landing: Option<Landing>,
+    /// The shared cluster the run used (its Docker run id); none: a cluster of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
 }
 
 fn ser_validity<S: serde::Serializer>(v: &Option<Validity>, s: S) -> Result<S::Ok, S::Error> {
@@ -90,6 +93,7 @@ impl RunOutcome {
             clients: Vec::new(),
             reach: None,
             landing: None,
+            cluster: None,
         }
     }
 
@@ -112,6 +116,7 @@ impl RunOutcome {
             clients: run.clients()?,
             reach,
             landing,
+            cluster: None,
         })
     }
 

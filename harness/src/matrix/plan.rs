@@ -1,18 +1,22 @@
 //! `fencecheck matrix --plan`: what a matrix (or one shard of it) will run, before anything
 //! starts: each cell's provider, faults, runs and expected time, the clusters the runs start, and
 //! the expected wall time with `--jobs` runs at once (the executor's own order: each next run
-//! goes to the first free slot). Every run starts and tears down its own cluster. A run's
+//! goes to the first free slot), and which runs share a cluster and why the others cannot. A run's
 //! expected time takes its recovery tail at full length, so the figures are upper bounds where
 //! tails settle early (docs/design.md, "Recovery").
 
 use super::shard::{self, Shard};
 use super::spec::Matrix;
+use super::Options;
+use crate::config::TestPlan;
+use crate::run::shared_cluster;
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use workloads::kinds::Provider;
 
-/// The plan's text for the cells at `chosen` (indices into `m.cells`), `jobs` runs at once.
-pub fn render(m: &Matrix, chosen: &[usize], jobs: usize, shard: Option<Shard>) -> String {
-    let jobs = jobs.max(1);
+/// The plan's text for the cells at `chosen` (indices into `m.cells`), run as `options` say.
+pub fn render(m: &Matrix, chosen: &[usize], options: &Options, shard: Option<Shard>) -> String {
+    let jobs = options.jobs.max(1);
     let runs: usize = chosen.iter().map(|&c| m.cells[c].plans.len()).sum();
     let mut out = String::new();
     let share = shard.map_or(String::new(), |s| format!(", shard {s}"));
@@ -25,13 +29,23 @@ pub fn render(m: &Matrix, chosen: &[usize], jobs: usize, shard: Option<Shard>) -
         m.seeds.len(),
     );
     let mut clusters: BTreeMap<String, usize> = BTreeMap::new();
+    let mut shared: BTreeMap<String, usize> = BTreeMap::new();
     let mut durations = vec![];
     let mut rows = vec![];
     for &c in chosen {
         let cell = &m.cells[c];
+        let mut place = "-";
         for p in &cell.plans {
-            if p.provider.no_servers_because().is_none() {
-                *clusters.entry(p.provider.to_string()).or_default() += 1;
+            match (p.provider.no_servers_because(), placed(p, options)) {
+                (Some(_), _) => {}
+                (None, Ok(provider)) => {
+                    *shared.entry(provider.to_string()).or_default() += 1;
+                    place = "shared";
+                }
+                (None, Err(_)) => {
+                    *clusters.entry(p.provider.to_string()).or_default() += 1;
+                    place = "own";
+                }
             }
             durations.push(shard::expected_secs_of(p));
         }
@@ -41,11 +55,12 @@ pub fn render(m: &Matrix, chosen: &[usize], jobs: usize, shard: Option<Shard>) -
             clock(shard::expected_secs(cell)),
             cell.plans.len().to_string(),
             provider,
+            place.to_string(),
             first.map(faults_of).unwrap_or_default(),
             cell.label.clone(),
         ]);
     }
-    let header = ["expected", "runs", "provider", "faults", "cell"].map(str::to_string);
+    let header = ["expected", "runs", "provider", "cluster", "faults", "cell"].map(str::to_string);
     let width = |i: usize| {
         rows.iter()
             .chain([&header])
@@ -53,27 +68,43 @@ pub fn render(m: &Matrix, chosen: &[usize], jobs: usize, shard: Option<Shard>) -
             .max()
             .unwrap_or(0)
     };
-    let (w0, w1, w2, w3) = (width(0), width(1), width(2), width(3));
+    let (w0, w1, w2, w3, w4) = (width(0), width(1), width(2), width(3), width(4));
     let _ = writeln!(out);
     for r in [&header].into_iter().chain(&rows) {
         let _ = writeln!(
             out,
-            "  {:>w0$}  {:>w1$}  {:<w2$}  {:<w3$}  {}",
-            r[0], r[1], r[2], r[3], r[4]
+            "  {:>w0$}  {:>w1$}  {:<w2$}  {:<w3$}  {:<w4$}  {}",
+            r[0], r[1], r[2], r[3], r[4], r[5]
         );
     }
-    let by_provider: Vec<String> = clusters.iter().map(|(p, n)| format!("{p} {n}")).collect();
-    let _ = writeln!(
-        out,
-        "\nclusters: {}, one per run that needs servers, each started and torn down by its run \
-         ({})",
-        clusters.values().sum::<usize>(),
-        if by_provider.is_empty() {
-            "none: every run is in process".to_string()
-        } else {
-            by_provider.join(", ")
-        }
-    );
+    let by_provider = |counts: &BTreeMap<String, usize>| {
+        let each: Vec<String> = counts.iter().map(|(p, n)| format!("{p} {n}")).collect();
+        each.join(", ")
+    };
+    let _ = writeln!(out);
+    if clusters.is_empty() && shared.is_empty() {
+        let _ = writeln!(out, "clusters: none: every run is in process");
+    }
+    if !clusters.is_empty() {
+        let _ = writeln!(
+            out,
+            "clusters: {} of their own, one per run, each started and torn down by its run ({})",
+            clusters.values().sum::<usize>(),
+            by_provider(&clusters)
+        );
+    }
+    if !shared.is_empty() {
+        let _ = writeln!(
+            out,
+            "shared clusters: {} runs on one cluster per provider while its runs overlap, each \
+             checked before a run takes it, a fresh one for any that fails ({})",
+            shared.values().sum::<usize>(),
+            by_provider(&shared)
+        );
+    }
+    for line in sharing(m, chosen, options) {
+        let _ = writeln!(out, "  {line}");
+    }
     let _ = writeln!(
         out,
         "expected wall: at most {} ({} of runs; each run its time limit, its full recovery tail, \
@@ -83,6 +114,41 @@ pub fn render(m: &Matrix, chosen: &[usize], jobs: usize, shard: Option<Shard>) -
         shard::STARTUP_SECS
     );
     out
+}
+
+/// The provider whose shared cluster a run takes, or why it starts its own.
+fn placed(p: &TestPlan, options: &Options) -> Result<Provider, String> {
+    if options.own_clusters {
+        return Err("--own-clusters".into());
+    }
+    shared_cluster::sharing(p)
+}
+
+/// Why the cells that start clusters of their own do, one line per reason with the cells it
+/// holds for (docs/design.md, "Shared clusters"): what the plan and `matrix.md` say.
+pub fn sharing(m: &Matrix, chosen: &[usize], options: &Options) -> Vec<String> {
+    let mut why: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for &c in chosen {
+        let cell = &m.cells[c];
+        let reasons: Vec<String> = cell
+            .plans
+            .iter()
+            .filter(|p| p.provider.no_servers_because().is_none())
+            .filter_map(|p| placed(p, options).err())
+            .collect();
+        if let Some(reason) = reasons.into_iter().next() {
+            why.entry(reason).or_default().push(&cell.label);
+        }
+    }
+    why.into_iter()
+        .map(|(reason, cells)| {
+            let named = match cells.len() {
+                1..=3 => cells.join(", "),
+                n => format!("{}, ... ({n} cells)", cells[..3].join(", ")),
+            };
+            format!("own cluster, {reason}: {named}")
+        })
+        .collect()
 }
 
 /// The faults a run's plan starts, by name, once each (`none` for a run without faults).
@@ -144,7 +210,15 @@ cells:
 ",
         )
         .unwrap();
-        let text = render(&m, &[0, 1], 2, None);
+        let options = Options {
+            config: String::new(),
+            config_text: String::new(),
+            runs: std::path::PathBuf::new(),
+            shard: None,
+            jobs: 2,
+            own_clusters: false,
+        };
+        let text = render(&m, &[0, 1], &options, None);
         assert!(
             text.starts_with("matrix tiny: 2 of 2 cells × 2 seeds = 4 runs, 2 at once"),
             "{text}"
@@ -152,7 +226,7 @@ cells:
         assert!(text.contains("pause-holder"), "{text}");
         assert!(text.contains("  none  "), "{text}");
         assert!(
-            text.contains("clusters: 0, one per run that needs servers"),
+            text.contains("clusters: none: every run is in process"),
             "{text}"
         );
         // Four runs of 2 + 1 + 12 s and a last hold of 1.5 × 75 ms (work is ttl / 4), two at a

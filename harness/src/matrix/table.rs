@@ -3,6 +3,7 @@
 //! Links are relative to the matrix directory, so the run store can be moved or archived whole.
 
 use super::judge::{CellSummary, Status};
+use super::outcome::RunOutcome;
 use super::MatrixReport;
 use std::fmt::Write;
 use std::path::Path;
@@ -58,6 +59,21 @@ fn status_text(s: Status) -> &'static str {
 }
 
 /// The whole `matrix.md`.
+/// How many runs shared clusters, on how many, and how many started their own.
+fn clusters_line(m: &MatrixReport) -> String {
+    let runs: Vec<&RunOutcome> = m.cells.iter().flat_map(|c| &c.runs).collect();
+    let mut shared: Vec<&str> = runs.iter().filter_map(|r| r.cluster.as_deref()).collect();
+    let on_shared = shared.len();
+    shared.sort_unstable();
+    shared.dedup();
+    format!(
+        "Clusters: {on_shared} of {} runs on {} shared cluster(s); the others on their own \
+         or in process.",
+        runs.len(),
+        shared.len()
+    )
+}
+
 pub fn render(m: &MatrixReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# fencecheck matrix `{}` — {}\n", m.name, m.stamp);
@@ -86,6 +102,10 @@ pub fn render(m: &MatrixReport) -> String {
     }
     for l in &m.load {
         let _ = writeln!(out, "Machine: {}.", l.text());
+    }
+    let _ = writeln!(out, "{}", clusters_line(m));
+    for line in &m.own_clusters {
+        let _ = writeln!(out, "- {line}");
     }
     if !m.load.is_empty() {
         out.push('\n');

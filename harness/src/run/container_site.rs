@@ -9,10 +9,11 @@ use super::deploy::{self, Deployment, WORKER_PORT};
 use super::driven::Driven;
 use super::prepare::HarnessLog;
 use super::progress::Progress;
+use super::shared_cluster::OnCluster;
 use super::site::Site;
 use crate::config::{TestPlan, Workload};
 use anyhow::Context;
-use containers::control::topology::{targets, ClusterRestart, RunTopology};
+use containers::control::topology::{targets, targets_of, ClusterRestart, RunTopology};
 use containers::control::unplanned::{self, Unplanned};
 use containers::control::DockerControl;
 use containers::docker::{DockerError, RunEnv};
@@ -45,9 +46,9 @@ pub struct ContainerSite {
 }
 
 impl ContainerSite {
-    /// Deploys `plan` (building the node image if it is missing); `moments` is where the live
-    /// view keeps the current holder and the workers in flight, which the nemesis's holder and
-    /// in-flight faults target. On an error
+    /// Deploys `plan` (building the node image if it is missing), on the shared cluster `on`
+    /// when given; `moments` is where the live view keeps the current holder and the workers
+    /// in flight, which the nemesis's holder and in-flight faults target. On an error
     /// everything started so far is removed.
     pub async fn deploy(
         plan: &TestPlan,
@@ -55,15 +56,23 @@ impl ContainerSite {
         log: &HarnessLog,
         progress: &mut Progress,
         moments: Arc<Mutex<nemesis::Moments>>,
+        on: Option<&OnCluster>,
     ) -> anyhow::Result<ContainerSite> {
         let names: Vec<(String, String)> = (0..plan.workers as usize)
             .map(|i| (deploy::worker_name(i), deploy::worker_name(i)))
             .collect();
-        Self::deploy_named(plan, dir, log, progress, moments, &names).await
+        let how = Deploying {
+            plan,
+            dir,
+            log,
+            workers: &names,
+            on,
+        };
+        Self::deploy_as(&how, progress, moments).await
     }
 
     /// [`ContainerSite::deploy`] with one worker per `(container short name, owner name)`
-    /// (a replay names its workers after the scenario's).
+    /// (a replay names its workers after the scenario's), on a cluster of its own.
     pub async fn deploy_named(
         plan: &TestPlan,
         dir: &RunDir,
@@ -72,13 +81,29 @@ impl ContainerSite {
         moments: Arc<Mutex<nemesis::Moments>>,
         workers: &[(String, String)],
     ) -> anyhow::Result<ContainerSite> {
-        let env = Arc::new(create_env(plan, dir, log, progress).await?);
-        log.line(&format!("network {} created", env.network()));
-        match Self::start(&env, plan, dir, log, progress, moments, workers).await {
+        let how = Deploying {
+            plan,
+            dir,
+            log,
+            workers,
+            on: None,
+        };
+        Self::deploy_as(&how, progress, moments).await
+    }
+
+    async fn deploy_as(
+        how: &Deploying<'_>,
+        progress: &mut Progress,
+        moments: Arc<Mutex<nemesis::Moments>>,
+    ) -> anyhow::Result<ContainerSite> {
+        let env = Arc::new(create_env(how, progress).await?);
+        how.log.line(&format!("network {} created", env.network()));
+        match Self::start(&env, how, progress, moments).await {
             Ok(site) => Ok(site),
             Err(e) => {
                 let torn = env.teardown().await;
-                log.line(&format!("teardown after a failed start: {torn:?}"));
+                how.log
+                    .line(&format!("teardown after a failed start: {torn:?}"));
                 Err(e)
             }
         }
@@ -86,14 +111,29 @@ impl ContainerSite {
 
     async fn start(
         env: &Arc<RunEnv>,
-        plan: &TestPlan,
-        dir: &RunDir,
-        log: &HarnessLog,
+        how: &Deploying<'_>,
         progress: &mut Progress,
         moments: Arc<Mutex<nemesis::Moments>>,
-        named: &[(String, String)],
     ) -> anyhow::Result<ContainerSite> {
-        let (lock, stores) = deploy::start_clusters(env, plan).await?;
+        let Deploying {
+            plan,
+            dir,
+            log,
+            workers: named,
+            on,
+        } = *how;
+        let (lock, stores) = match on {
+            Some(on) => {
+                log.line(&format!(
+                    "cluster {} shared: {} (started before this run; its nodes' output in {})",
+                    on.lock.provider,
+                    on.id,
+                    on.logs.join("nodes").display()
+                ));
+                (on.lock.clone(), Vec::new())
+            }
+            None => deploy::start_clusters(env, plan).await?,
+        };
         log.line(&format!(
             "cluster {} up: {:?}",
             lock.provider,
@@ -149,6 +189,9 @@ impl ContainerSite {
             deployment.resource.as_ref().map(|_| "resource".into()),
         );
         topology.moments = moments;
+        if let Some(on) = on {
+            topology = topology.with_nodes_of(&on.id);
+        }
         let restart = Arc::new(ClusterRestart::new(
             env.clone(),
             deployment.cluster.clone(),
@@ -161,7 +204,10 @@ impl ContainerSite {
         ));
         let mut names: BTreeMap<String, String> = {
             let cluster = deployment.cluster.read().unwrap_or_else(|p| p.into_inner());
-            targets(env, cluster.nodes.iter())
+            match on {
+                Some(on) => targets_of(&on.id, cluster.nodes.iter()),
+                None => targets(env, cluster.nodes.iter()),
+            }
         };
         names.extend(targets(
             env,
@@ -211,16 +257,30 @@ impl ContainerSite {
     }
 }
 
-/// The run's Docker environment, the node image built first when it is missing.
-async fn create_env(
-    plan: &TestPlan,
-    dir: &RunDir,
-    log: &HarnessLog,
-    progress: &mut Progress,
-) -> anyhow::Result<RunEnv> {
+/// How a run is deployed: its plan, its directory and log, its workers' names, and the
+/// shared cluster it runs on, if any.
+#[derive(Clone, Copy)]
+struct Deploying<'a> {
+    plan: &'a TestPlan,
+    dir: &'a RunDir,
+    log: &'a HarnessLog,
+    workers: &'a [(String, String)],
+    on: Option<&'a OnCluster>,
+}
+
+/// The run's Docker environment (on the shared cluster's network when it has one), the node
+/// image built first when it is missing.
+async fn create_env(how: &Deploying<'_>, progress: &mut Progress) -> anyhow::Result<RunEnv> {
+    let Deploying { plan, dir, log, .. } = *how;
     progress.phase("cluster");
     let run_id = deploy::run_id(plan);
-    let env = match RunEnv::create(&run_id, Some(&dir.path)).await {
+    let open = || async {
+        match how.on {
+            Some(on) => RunEnv::join(&run_id, Some(&dir.path), &on.network).await,
+            None => RunEnv::create(&run_id, Some(&dir.path)).await,
+        }
+    };
+    let env = match open().await {
         Err(DockerError::ImageMissing { image }) => {
             progress.phase("image");
             log.line(&format!("node image {image} missing: building it"));
@@ -233,7 +293,7 @@ async fn create_env(
             .await
             .context("building the node image")??;
             progress.phase("cluster");
-            RunEnv::create(&run_id, Some(&dir.path)).await
+            open().await
         }
         other => other,
     };

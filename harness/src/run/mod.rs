@@ -31,6 +31,7 @@ pub mod prepare;
 pub mod progress;
 pub mod release;
 pub mod settle;
+pub mod shared_cluster;
 pub mod site;
 pub mod summary;
 pub mod workload;
@@ -52,6 +53,8 @@ pub struct Options {
     pub runs: PathBuf,
     /// No progress bar.
     pub quiet: bool,
+    /// The cluster the run shares with other runs (a matrix's), instead of starting its own.
+    pub cluster: Option<shared_cluster::OnCluster>,
 }
 
 /// Runs the plan and returns the exit code (docs/design.md, "Exit codes": 0 valid, 1 invalid, 2 unknown; an error
@@ -90,7 +93,8 @@ pub fn execute_into(
         .context("starting the async runtime")?;
     // 2–8
     let live = LiveView::default();
-    let recorded = runtime.block_on(record(&plan, &dir, &log, &mut progress, &live));
+    let on = options.cluster.as_ref();
+    let recorded = runtime.block_on(record(&plan, &dir, &log, &mut progress, &live, on));
     if let Err(e) = &recorded {
         log.line(&format!("recording failed: {e:#}"));
     }
@@ -152,12 +156,14 @@ async fn record(
     log: &HarnessLog,
     progress: &mut Progress,
     live: &LiveView,
+    on: Option<&shared_cluster::OnCluster>,
 ) -> anyhow::Result<()> {
     let moments = live.moments.clone();
     let site: Box<dyn Site> = if plan.in_process() {
         Box::new(in_process::InProcessSite::deploy(plan, dir, log, progress, moments).await?)
     } else {
-        Box::new(container_site::ContainerSite::deploy(plan, dir, log, progress, moments).await?)
+        let site = container_site::ContainerSite::deploy(plan, dir, log, progress, moments, on);
+        Box::new(site.await?)
     };
     let recorded = workload::record(&*site, plan, dir, log, progress, live).await;
     progress.phase("teardown");
