@@ -4,4 +4,5 @@
 mod support;
 
 mod lifecycle;
+mod shared;
 mod systems;

@@ -10,6 +10,7 @@ mod cut_reply;
 mod durability;
 mod hang_work;
 mod matrix_memory;
+mod matrix_shared;
 mod memory;
 mod memory_faults;
 mod new_faults;

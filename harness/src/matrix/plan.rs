@@ -234,6 +234,52 @@ cells:
         assert!(text.contains("expected wall: at most 30s"), "{text}");
     }
 
+    /// Which runs share a cluster is read off the fault table and the plan, and the plan says
+    /// why each other cell starts its own.
+    #[test]
+    fn the_plan_says_which_cells_share_a_cluster_and_why_the_others_cannot() {
+        let m = crate::matrix::spec::parse(
+            "name: sharing
+seeds: [1]
+defaults: { ttl: 1s, time_limit: 14s }
+cells:
+  - { recipe: redis-lock, nemesis: [pause-holder], expect: safe }
+  - { recipe: redis-lock, nemesis: [slow-reply], expect: safe }
+  - { recipe: redis-lock, nemesis: [stall-service], expect: safe }
+  - { recipe: redis-lock, nemesis: [isolate-holder], expect: safe }
+  - { recipe: etcd-lock, resource: postgres, nemesis: [kill-holder], ttl: 2s, expect: safe }
+",
+        )
+        .unwrap();
+        let mut options = Options {
+            config: String::new(),
+            config_text: String::new(),
+            runs: std::path::PathBuf::new(),
+            shard: None,
+            jobs: 4,
+            own_clusters: false,
+        };
+        let text = render(&m, &[0, 1, 2, 3, 4], &options, None);
+        assert!(text.contains("clusters: 3 of their own"), "{text}");
+        assert!(text.contains("shared clusters: 2 runs"), "{text}");
+        assert!(
+            text.contains("own cluster, stall-service: it acts on the lock service's nodes"),
+            "{text}"
+        );
+        assert!(
+            text.contains("own cluster, isolate-holder: its iptables rules go into the nodes'"),
+            "{text}"
+        );
+        assert!(
+            text.contains("own cluster, its resource (postgres) keeps its state"),
+            "{text}"
+        );
+        options.own_clusters = true;
+        let text = render(&m, &[0, 1, 2, 3, 4], &options, None);
+        assert!(text.contains("clusters: 5 of their own"), "{text}");
+        assert!(!text.contains("shared clusters"), "{text}");
+    }
+
     #[test]
     fn durations_read_as_a_clock() {
         assert_eq!(clock(12.4), "12s");

@@ -27,7 +27,6 @@ pub struct Pool {
 #[derive(Default)]
 struct State {
     clusters: Vec<Pooled>,
-    started: usize,
 }
 
 struct Pooled {
@@ -98,8 +97,7 @@ impl Pool {
             }
         }
         self.sweep(&mut state);
-        state.started += 1;
-        let id = shared_cluster::cluster_id(provider, state.started);
+        let id = shared_cluster::cluster_id(provider);
         let logs = self.logs.join(&id);
         let cluster = self
             .runtime

@@ -14,6 +14,7 @@ use containers::cluster::ClusterHandle;
 use containers::docker::RunEnv;
 use results::persistence::Persistence;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use workloads::kinds::Provider;
 use workloads::resource::BackendKind;
@@ -147,9 +148,11 @@ impl SharedCluster {
     }
 }
 
-/// The Docker run id of the `n`th shared `provider` cluster of this process, after the
-/// checkout's prefix.
-pub fn cluster_id(provider: Provider, n: usize) -> String {
+/// A Docker run id for a new shared `provider` cluster, after the checkout's prefix: the
+/// process id and a count of this process's shared clusters keep it apart from every other.
+pub fn cluster_id(provider: Provider) -> String {
+    static STARTED: AtomicUsize = AtomicUsize::new(0);
+    let n = STARTED.fetch_add(1, Ordering::SeqCst) + 1;
     deploy::after_prefix(
         &deploy::checkout_prefix(),
         &format!("shared-{provider}-{}-{n}", std::process::id()),
