@@ -62,9 +62,15 @@ impl Grudge {
         g
     }
 
-    /// One worker against every lock-service node; the resource stays reachable.
+    /// One worker against every lock-service node; the resource stays reachable. The worker
+    /// alone holds the grudge: its rules drop both directions, so the nodes need none, and a
+    /// cluster shared with other runs is never touched by one run's cut or its heal.
     pub fn isolate_worker(worker: &str, lock_nodes: &[String]) -> Self {
-        Self::cut(&[worker.to_string()], lock_nodes)
+        let mut g = Self::none();
+        for node in lock_nodes.iter().filter(|n| *n != worker) {
+            g.drop_from(worker, node);
+        }
+        g
     }
 
     /// One-way: `deaf` drops what arrives from each of `from` (applied inbound only).
@@ -169,8 +175,16 @@ mod tests {
         let nodes = names(3);
         let g = Grudge::isolate_worker("worker-2", &nodes);
         for n in &nodes {
-            assert!(g.drops("worker-2", n) && g.drops(n, "worker-2"));
+            assert!(
+                g.drops("worker-2", n),
+                "both directions, in the worker's rules"
+            );
         }
+        assert_eq!(
+            g.nodes().collect::<Vec<_>>(),
+            ["worker-2"],
+            "no node holds a rule"
+        );
         assert!(!g.drops("worker-2", "resource"));
         assert!(!g.drops("worker-2", "worker-1"));
     }

@@ -559,16 +559,19 @@ impl FaultKind {
 
     /// Why a run with this fault cannot share its lock service's cluster with other runs at
     /// once, if it cannot: the fault must touch only the run's own containers and links. A
-    /// fault on the service reaches every run on it; a partition's iptables rules go into the
-    /// nodes' network namespaces too, and its heal flushes them there, other runs' included.
+    /// fault on the service reaches every run on it. A cut of a worker and a deafened worker
+    /// hold their rules in the worker's own namespace; a muted worker's rules are the nodes'
+    /// (they drop what it sends), and its heal would flush there every run's.
     pub fn cannot_share_a_cluster(self) -> Option<&'static str> {
         match (self.scope(), self.mechanism()) {
             (Scope::LockService, _) => Some("it acts on the lock service's nodes"),
-            (_, Mechanism::Cut | Mechanism::Deafen | Mechanism::Mute) => Some(
-                "its iptables rules go into the nodes' network namespaces too, where its heal \
+            (Scope::Resource, _) => {
+                Some("it cuts the resource off from every node, in the nodes' network namespaces")
+            }
+            (Scope::Workers, Mechanism::Mute) => Some(
+                "its iptables rules go into the nodes' network namespaces, where its heal \
                  flushes every run's",
             ),
-            (Scope::Resource, _) => Some("it acts on the resource and every node's link to it"),
             (Scope::Workers, _) => None,
         }
     }
@@ -768,8 +771,8 @@ mod tests {
     }
 
     /// A fault shares a cluster only when it touches nothing but its own run's containers and
-    /// links: the hunt's pause, lossy and slow-reply faults do; a stall of the service and any
-    /// partition (whose rules and heal reach the nodes) do not.
+    /// links: the hunt's pause, isolation, lossy and slow-reply faults do; a stall of the
+    /// service and a muted worker (whose rules and heal are the nodes') do not.
     #[test]
     fn only_faults_on_a_runs_own_workers_and_links_share_a_cluster() {
         for name in [
@@ -778,14 +781,15 @@ mod tests {
             "lossy-network",
             "slow-reply",
             "hang-work",
+            "isolate-holder",
+            "deafen-holder",
         ] {
             let f: FaultKind = name.parse().unwrap();
             assert_eq!(f.cannot_share_a_cluster(), None, "{name}");
         }
         for name in [
             "stall-service",
-            "isolate-holder",
-            "deafen-holder",
+            "mute-holder",
             "isolate-resource",
             "clock-skew",
         ] {
@@ -793,7 +797,7 @@ mod tests {
             assert!(f.cannot_share_a_cluster().is_some(), "{name}");
         }
         for f in ALL_FAULTS {
-            let shares = f.scope() == Scope::Workers && !f.is_partition();
+            let shares = f.scope() == Scope::Workers && f.mechanism() != Mechanism::Mute;
             assert_eq!(f.cannot_share_a_cluster().is_none(), shares, "{f}");
         }
     }

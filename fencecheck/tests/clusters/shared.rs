@@ -92,7 +92,7 @@ fn a_whole_cluster_is_reused_and_a_hurt_one_is_replaced_by_a_fresh_one() {
 fn a_plan_whose_faults_reach_the_nodes_gets_no_shared_cluster() {
     let logs = tempfile::tempdir().expect("tempdir");
     let pool = Pool::new(logs.path()).expect("pool");
-    for nemesis in ["stall-service", "isolate-holder"] {
+    for nemesis in ["stall-service", "mute-holder"] {
         let yaml = SHAREABLE.replace("pause-holder", nemesis);
         assert!(pool.checkout(&plan(&yaml)).is_none(), "{nemesis}");
     }

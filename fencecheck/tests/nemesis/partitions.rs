@@ -1,5 +1,6 @@
 //! The partitions that involve the client side, against real containers on the run's network:
-//! `isolate-worker` cuts one worker off from every lock-service node but leaves it the resource;
+//! `isolate-worker` cuts one worker off from every lock-service node, by rules in the worker's
+//! namespace alone, but leaves it the resource;
 //! `isolate-resource` cuts the resource off from workers and nodes. Reachability is asked from
 //! inside the containers (`nc -z`), and the heal leaves no rule behind.
 
@@ -35,6 +36,20 @@ async fn isolate_worker_keeps_the_resource_and_isolate_resource_cuts_it_from_eve
     );
     let check = async {
         wait_for_events(&fx, 1).await;
+        // The worker holds every rule of its cut; the nodes hold none (a cluster shared with
+        // other runs is never touched by one run's cut).
+        let docker = fx.env.docker();
+        let rules = |c: String| async move {
+            containers::control::audit::audit(docker, &[c])
+                .await
+                .expect("audit")
+                .rules
+        };
+        let (on_worker, on_node) = (rules(w.clone()).await, rules(e1.clone()).await);
+        assert!(
+            !on_worker.is_empty() && on_node.is_empty(),
+            "{on_worker:?} {on_node:?}"
+        );
         let during_worker_cut = tokio::task::block_in_place(|| {
             (
                 reaches(&w, &e1, 2379),

@@ -246,7 +246,7 @@ cells:
   - { recipe: redis-lock, nemesis: [pause-holder], expect: safe }
   - { recipe: redis-lock, nemesis: [slow-reply], expect: safe }
   - { recipe: redis-lock, nemesis: [stall-service], expect: safe }
-  - { recipe: redis-lock, nemesis: [isolate-holder], expect: safe }
+  - { recipe: redis-lock, nemesis: [mute-holder], expect: safe }
   - { recipe: etcd-lock, resource: postgres, nemesis: [kill-holder], ttl: 2s, expect: safe }
 ",
         )
@@ -267,7 +267,7 @@ cells:
             "{text}"
         );
         assert!(
-            text.contains("own cluster, isolate-holder: its iptables rules go into the nodes'"),
+            text.contains("own cluster, mute-holder: its iptables rules go into the nodes'"),
             "{text}"
         );
         assert!(
