@@ -248,6 +248,7 @@ cells:
   - { recipe: redis-lock, nemesis: [stall-service], expect: safe }
   - { recipe: redis-lock, nemesis: [mute-holder], expect: safe }
   - { recipe: etcd-lock, resource: postgres, nemesis: [kill-holder], ttl: 2s, expect: safe }
+  - { client: tooz, provider: postgres, resource: none, nemesis: [pause-holder], expect: observe }
 ",
         )
         .unwrap();
@@ -259,8 +260,8 @@ cells:
             jobs: 4,
             own_clusters: false,
         };
-        let text = render(&m, &[0, 1, 2, 3, 4], &options, None);
-        assert!(text.contains("clusters: 3 of their own"), "{text}");
+        let text = render(&m, &[0, 1, 2, 3, 4, 5], &options, None);
+        assert!(text.contains("clusters: 4 of their own"), "{text}");
         assert!(text.contains("shared clusters: 2 runs"), "{text}");
         assert!(
             text.contains("own cluster, stall-service: it acts on the lock service's nodes"),
@@ -274,9 +275,13 @@ cells:
             text.contains("own cluster, its resource (postgres) keeps its state"),
             "{text}"
         );
+        assert!(
+            text.contains("own cluster, tooz's advisory lock key is a hash of the lock name"),
+            "{text}"
+        );
         options.own_clusters = true;
-        let text = render(&m, &[0, 1, 2, 3, 4], &options, None);
-        assert!(text.contains("clusters: 5 of their own"), "{text}");
+        let text = render(&m, &[0, 1, 2, 3, 4, 5], &options, None);
+        assert!(text.contains("clusters: 6 of their own"), "{text}");
         assert!(!text.contains("shared clusters"), "{text}");
     }
 

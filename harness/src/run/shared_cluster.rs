@@ -3,8 +3,9 @@
 //! with its own workers, resource and link proxy, and taking a lock name no run on the cluster
 //! used before. Which runs may share is decided from the fault table and the plan
 //! ([`sharing`]): a run whose faults touch only its own containers and links, whose servers need
-//! no fake clock or emptied data directory, and whose resource keeps its state in its own
-//! container. A cluster is used only after [`SharedCluster::verify`] found it whole; one that
+//! no fake clock or data directory, whose resource keeps its state in its own container, and
+//! whose lock client names every key after the run's lock (fencecheck's recipes and the shipped
+//! adapters; not an adapter of the user's own, nor an advisory lock keyed by a short hash). A cluster is used only after [`SharedCluster::verify`] found it whole; one that
 //! is not is torn down and a fresh one started (docs/design.md, "Shared clusters").
 
 use super::deploy;
@@ -34,6 +35,21 @@ pub fn sharing(plan: &TestPlan) -> Result<Provider, String> {
     {
         let why = step.fault.cannot_share_a_cluster().unwrap_or_default();
         return Err(format!("{}: {why}", step.fault));
+    }
+    if let Some(adapter) = plan.client.adapter() {
+        if !adapter.shipped {
+            return Err(format!(
+                "adapter {} is the user's own: nothing says it names its keys after the lock",
+                adapter.name
+            ));
+        }
+        if plan.provider == Provider::Postgres {
+            return Err(format!(
+                "{}'s advisory lock key is a hash of the lock name (tooz's postgres driver keeps \
+                 16 bits of it): two runs' names may take one lock",
+                adapter.name
+            ));
+        }
     }
     if plan.fake_clocks {
         return Err("its servers run under fake clocks".into());
