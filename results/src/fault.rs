@@ -572,6 +572,13 @@ impl FaultKind {
                 "its iptables rules go into the nodes' network namespaces, where its heal \
                  flushes every run's",
             ),
+            // Measured: lossy-network left ZooKeeper locks stuck on a shared ensemble that
+            // stayed free, same seed, on the run's own (docs/matrix.md); until the cause is
+            // known, no fault through the link proxy shares.
+            (Scope::Workers, Mechanism::Link(_)) => Some(
+                "a fault through the link proxy showed stuck locks on a shared cluster that a \
+                 cluster of its own did not",
+            ),
             (Scope::Workers, _) => None,
         }
     }
@@ -771,15 +778,13 @@ mod tests {
     }
 
     /// A fault shares a cluster only when it touches nothing but its own run's containers and
-    /// links: the hunt's pause, isolation, lossy and slow-reply faults do; a stall of the
-    /// service and a muted worker (whose rules and heal are the nodes') do not.
+    /// links, and is not a fault through the link proxy: the hunt's pause and isolation do; a
+    /// stall of the service, a muted worker and the lossy and slow-reply links do not.
     #[test]
     fn only_faults_on_a_runs_own_workers_and_links_share_a_cluster() {
         for name in [
             "pause-holder",
             "kill-acquiring",
-            "lossy-network",
-            "slow-reply",
             "hang-work",
             "isolate-holder",
             "deafen-holder",
@@ -797,7 +802,8 @@ mod tests {
             assert!(f.cannot_share_a_cluster().is_some(), "{name}");
         }
         for f in ALL_FAULTS {
-            let shares = f.scope() == Scope::Workers && f.mechanism() != Mechanism::Mute;
+            let shares = f.scope() == Scope::Workers
+                && !matches!(f.mechanism(), Mechanism::Mute | Mechanism::Link(_));
             assert_eq!(f.cannot_share_a_cluster().is_none(), shares, "{f}");
         }
     }

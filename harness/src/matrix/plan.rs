@@ -261,8 +261,8 @@ cells:
             own_clusters: false,
         };
         let text = render(&m, &[0, 1, 2, 3, 4, 5], &options, None);
-        assert!(text.contains("clusters: 4 of their own"), "{text}");
-        assert!(text.contains("shared clusters: 2 runs"), "{text}");
+        assert!(text.contains("clusters: 5 of their own"), "{text}");
+        assert!(text.contains("shared clusters: 1 runs"), "{text}");
         assert!(
             text.contains("own cluster, stall-service: it acts on the lock service's nodes"),
             "{text}"
