@@ -3,6 +3,7 @@
 //! (a node paused, a node stopped) fails its check and is never used again: the next run gets
 //! a fresh one and the hurt one is removed. A plan whose faults reach the nodes gets none.
 
+use crate::support::infra::containers_labelled;
 use harness::matrix::pool::Pool;
 use harness::matrix::spec;
 use std::process::Command;
@@ -22,16 +23,6 @@ cells:
 fn docker(args: &[&str]) {
     let out = Command::new("docker").args(args).output().expect("docker");
     assert!(out.status.success(), "docker {args:?}: {out:?}");
-}
-
-/// Whether any container of the cluster environment `id` exists.
-fn containers_of(id: &str) -> String {
-    let out = Command::new("docker")
-        .args(["ps", "-aq", "--filter"])
-        .arg(format!("label=fencecheck.run={id}"))
-        .output()
-        .expect("docker ps");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// Takes a cluster for `plan`, says which and with what lock, and gives it back.
@@ -66,9 +57,9 @@ fn a_whole_cluster_is_reused_and_a_hurt_one_is_replaced_by_a_fresh_one() {
         "a cluster with a paused node is not used again"
     );
     assert!(
-        containers_of(&first).is_empty(),
+        containers_labelled(&first).is_empty(),
         "the hurt cluster is removed once nobody is on it: {}",
-        containers_of(&first)
+        containers_labelled(&first)
     );
 
     // A stopped node: the same.
@@ -78,10 +69,10 @@ fn a_whole_cluster_is_reused_and_a_hurt_one_is_replaced_by_a_fresh_one() {
         third, fresh,
         "a cluster with a stopped node is not used again"
     );
-    assert!(containers_of(&fresh).is_empty());
+    assert!(containers_labelled(&fresh).is_empty());
 
     assert!(pool.finish().is_empty(), "every cluster torn down");
-    assert!(containers_of(&third).is_empty());
+    assert!(containers_labelled(&third).is_empty());
     assert!(
         logs.path().join(&third).join("nodes").is_dir(),
         "the nodes' output is kept"

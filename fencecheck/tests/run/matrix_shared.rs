@@ -3,6 +3,7 @@
 //! (the fenced cell passes, the plain-DEL cell shows its double release), the table says how
 //! many runs shared, and nothing is left behind, the shared cluster included.
 
+use crate::support::infra::containers_labelled;
 use std::path::Path;
 use std::process::Command;
 
@@ -13,15 +14,6 @@ cells:
   - { recipe: redis-lock, resource: strict, nemesis: [pause-holder], expect: safe }
   - { recipe: redis-lock-del, resource: strict, nemesis: [pause-holder], expect: \"unsafe: double-release\" }
 ";
-
-fn labelled(id: &str) -> String {
-    let out = Command::new("docker")
-        .args(["ps", "-aq", "--filter"])
-        .arg(format!("label=fencecheck.run={id}"))
-        .output()
-        .expect("docker ps");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 fn lock_of(run: &Path) -> String {
     let text = std::fs::read_to_string(run.join("test.yaml")).expect("test.yaml");
@@ -73,6 +65,9 @@ fn two_cells_share_one_redis_and_are_judged_apart() {
         .map(|r| lock_of(Path::new(r["dir"].as_str().unwrap())))
         .collect();
     assert_ne!(locks[0], locks[1], "a lock name each: {locks:?}");
-    assert!(labelled(cluster).is_empty(), "the shared cluster is gone");
+    assert!(
+        containers_labelled(cluster).is_empty(),
+        "the shared cluster is gone"
+    );
     let _ = std::fs::remove_dir_all(&root);
 }

@@ -36,10 +36,15 @@ pub fn harness_run_id(id: &str) -> String {
 /// `docker ps` prints them: for tests that drive the `fencecheck` binary. `run_id` is the test's
 /// own id; the checkout's `FENCECHECK_RUN_PREFIX` goes before it as the harness puts it.
 pub fn labelled_containers(run_id: &str) -> String {
-    let run_id = harness_run_id(run_id);
+    containers_labelled(&harness_run_id(run_id))
+}
+
+/// The ids of the containers labelled with the full run id `id` (a shared cluster's id, which
+/// already carries the checkout's prefix), as `docker ps` prints them.
+pub fn containers_labelled(id: &str) -> String {
     let out = std::process::Command::new("docker")
         .args(["ps", "-aq", "--filter"])
-        .arg(format!("label=fencecheck.run={run_id}"))
+        .arg(format!("label=fencecheck.run={id}"))
         .output()
         .expect("docker ps");
     String::from_utf8_lossy(&out.stdout).trim().to_string()
