@@ -15,17 +15,47 @@ pub enum Completion<T> {
     Fail(String),
     /// Nobody knows: an error, a timeout, a lost connection.
     Info(String),
+    /// Nobody knows, because the client library raised what its documentation does not list as
+    /// an operational error (a bug, not a fault): the history's outcome is `info` marked
+    /// `exception`, and the verdict is then at best unknown. The message starts with
+    /// [`EXCEPTION`].
+    Exception(String),
 }
 
-/// How an `Info` says the client library raised something its documentation does not list as
-/// an operational error (a bug, not a fault): the worker marks the history's outcome
-/// `exception`, and the verdict is then at best unknown.
+/// A completion that is not `Ok`: what a caller passes on alike whatever its operation was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotOk {
+    Fail(String),
+    Info(String),
+    Exception(String),
+}
+
+impl fmt::Display for NotOk {
+    /// The message: why it failed, or what nobody knows.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotOk::Fail(e) | NotOk::Info(e) | NotOk::Exception(e) => f.write_str(e),
+        }
+    }
+}
+
+impl<T> From<NotOk> for Completion<T> {
+    fn from(not_ok: NotOk) -> Self {
+        match not_ok {
+            NotOk::Fail(e) => Completion::Fail(e),
+            NotOk::Info(e) => Completion::Info(e),
+            NotOk::Exception(e) => Completion::Exception(e),
+        }
+    }
+}
+
+/// How a library exception's message begins, for a person reading the history.
 pub const EXCEPTION: &str = "library exception: ";
 
 impl<T> Completion<T> {
-    /// `Info` for a library exception (see [`EXCEPTION`]).
+    /// A library exception (see [`Completion::Exception`]).
     pub fn exception(why: impl fmt::Display) -> Self {
-        Completion::Info(format!("{EXCEPTION}{why}"))
+        Completion::Exception(format!("{EXCEPTION}{why}"))
     }
 
     /// `Info` with the message prefixed "indeterminate: ".
@@ -42,6 +72,25 @@ impl<T> Completion<T> {
             Completion::Ok(t) => Completion::Ok(f(t)),
             Completion::Fail(e) => Completion::Fail(e),
             Completion::Info(e) => Completion::Info(e),
+            Completion::Exception(e) => Completion::Exception(e),
+        }
+    }
+
+    /// The value of `Ok`, or what the completion is instead.
+    pub fn into_result(self) -> Result<T, NotOk> {
+        match self {
+            Completion::Ok(t) => Ok(t),
+            Completion::Fail(e) => Err(NotOk::Fail(e)),
+            Completion::Info(e) => Err(NotOk::Info(e)),
+            Completion::Exception(e) => Err(NotOk::Exception(e)),
+        }
+    }
+
+    /// `f` of the value of `Ok`; any other completion passes through unchanged.
+    pub fn and_then<U>(self, f: impl FnOnce(T) -> Completion<U>) -> Completion<U> {
+        match self.into_result() {
+            Ok(t) => f(t),
+            Err(not_ok) => not_ok.into(),
         }
     }
 
@@ -85,12 +134,10 @@ impl Belief {
 /// when the question was sent; not held is a definite loss. The library's belief decides, never
 /// the server read beside it.
 pub fn checked_renewal(answer: Completion<Belief>, ttl: Duration) -> Completion<Duration> {
-    match answer {
-        Completion::Ok(b) if b.held => Completion::Ok(ttl),
-        Completion::Ok(_) => Completion::fail("the library says it no longer holds the lock"),
-        Completion::Fail(e) => Completion::Fail(e),
-        Completion::Info(e) => Completion::Info(e),
-    }
+    answer.and_then(|b| match b.held {
+        true => Completion::Ok(ttl),
+        false => Completion::fail("the library says it no longer holds the lock"),
+    })
 }
 
 /// One acquisition as the provider granted it (the client side of a hold: what the recipe keeps

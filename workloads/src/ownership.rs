@@ -66,7 +66,7 @@ impl Ownership {
                 self.valid_until = self.valid_until.max(sent_at + *validity);
                 self.state = OwnershipState::Held;
             }
-            Completion::Info(_) => self.state = OwnershipState::Suspect,
+            Completion::Info(_) | Completion::Exception(_) => self.state = OwnershipState::Suspect,
             Completion::Fail(why) => self.lose(why.clone()),
         }
     }

@@ -4,6 +4,7 @@
 //! always before the reply it affects, so the history records the notice first, and
 //! [`Message::Check`], its keep-alive's question and answer with the worker's own stamps.
 
+use crate::client::NotOk;
 use results::{Event, OpResult, OpType};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
@@ -133,11 +134,24 @@ impl Outcome {
     }
 
     pub fn with_error(kind: OpType, error: impl Into<String>) -> Self {
-        let error = error.into();
         Outcome {
-            exception: kind == OpType::Info && error.starts_with(crate::client::EXCEPTION),
-            error: Some(error),
+            error: Some(error.into()),
             ..Outcome::bare(kind)
+        }
+    }
+}
+
+/// A completion that is not `Ok` as the history's outcome: `fail`, or `info` (marked
+/// `exception` for a library exception).
+impl From<NotOk> for Outcome {
+    fn from(not_ok: NotOk) -> Self {
+        match not_ok {
+            NotOk::Fail(e) => Outcome::with_error(OpType::Fail, e),
+            NotOk::Info(e) => Outcome::with_error(OpType::Info, e),
+            NotOk::Exception(e) => Outcome {
+                exception: true,
+                ..Outcome::with_error(OpType::Info, e)
+            },
         }
     }
 }
@@ -279,10 +293,7 @@ mod tests {
             (Some("worker-3"), Some("l-1"), Some(9))
         );
         assert_eq!(done.result, Some(OpResult::Released));
-        let raised = Outcome::with_error(
-            OpType::Info,
-            format!("{}TypeError: x", crate::client::EXCEPTION),
-        );
+        let raised = Outcome::from(NotOk::Exception("library exception: TypeError: x".into()));
         let done = raised.complete(invoke.clone());
         assert!(done.exception && done.kind == OpType::Info, "{done:?}");
         let counted = Outcome {

@@ -149,21 +149,17 @@ impl AdapterClient {
     /// The adapter's `check`: whether the library says it still holds the lock (and what the
     /// adapter's own read of the service said, where it made one).
     async fn ask_check(&self) -> Completion<Belief> {
-        match self.call(json!({"op": "check"}), self.cfg.op_timeout).await {
-            Completion::Ok(r) if r.kind == ReplyType::Ok => match r.held {
-                Some(held) => Completion::Ok(Belief {
-                    held,
-                    server_held: r.server_held,
-                }),
-                None => Completion::exception(format!(
-                    "adapter {} answered check without held",
-                    self.name
-                )),
-            },
-            Completion::Ok(r) => self.not_ok(&r),
-            Completion::Fail(e) => Completion::Fail(e),
-            Completion::Info(e) => Completion::Info(e),
-        }
+        let reply = self.call(json!({"op": "check"}), self.cfg.op_timeout).await;
+        reply.and_then(|r| match (r.kind, r.held) {
+            (ReplyType::Ok, Some(held)) => Completion::Ok(Belief {
+                held,
+                server_held: r.server_held,
+            }),
+            (ReplyType::Ok, None) => {
+                Completion::exception(format!("adapter {} answered check without held", self.name))
+            }
+            _ => self.not_ok(&r),
+        })
     }
 
     async fn kill(&self) {
@@ -209,10 +205,13 @@ impl Client for AdapterClient {
             }
             let deadline = self.cfg.acquire_timeout + self.cfg.op_timeout;
             let lost_before = self.watch.lost_count();
-            let r = match self.call(json!({"op": "acquire"}), deadline).await {
-                Completion::Ok(r) => r,
-                Completion::Fail(e) => return Completion::Fail(e),
-                Completion::Info(e) => return Completion::Info(e),
+            let r = match self
+                .call(json!({"op": "acquire"}), deadline)
+                .await
+                .into_result()
+            {
+                Ok(r) => r,
+                Err(not_ok) => return not_ok.into(),
             };
             if r.kind != ReplyType::Ok {
                 return self.not_ok(&r);
@@ -263,18 +262,15 @@ impl Client for AdapterClient {
             }
             let caps = self.described.capabilities;
             if caps.renew {
-                return match self.call(json!({"op": "renew"}), self.cfg.op_timeout).await {
-                    Completion::Ok(r) if r.kind == ReplyType::Ok => match r.valid_ms {
-                        Some(ms) => Completion::Ok(Duration::from_millis(ms)),
-                        None => Completion::exception(format!(
-                            "adapter {} renewed without valid_ms",
-                            self.name
-                        )),
-                    },
-                    Completion::Ok(r) => self.not_ok(&r),
-                    Completion::Fail(e) => Completion::Fail(e),
-                    Completion::Info(e) => Completion::Info(e),
-                };
+                let reply = self.call(json!({"op": "renew"}), self.cfg.op_timeout).await;
+                return reply.and_then(|r| match (r.kind, r.valid_ms) {
+                    (ReplyType::Ok, Some(ms)) => Completion::Ok(Duration::from_millis(ms)),
+                    (ReplyType::Ok, None) => Completion::exception(format!(
+                        "adapter {} renewed without valid_ms",
+                        self.name
+                    )),
+                    _ => self.not_ok(&r),
+                });
             }
             if caps.check {
                 return checked_renewal(self.ask_check().await, self.cfg.ttl);
@@ -306,20 +302,16 @@ impl Client for AdapterClient {
             if !self.described.capabilities.release {
                 return Completion::fail(format!("not sent: adapter {} cannot release", self.name));
             }
-            match self
+            let reply = self
                 .call(json!({"op": "release"}), self.cfg.op_timeout)
-                .await
-            {
-                Completion::Ok(r) if r.kind == ReplyType::Ok => Completion::Ok(()),
-                Completion::Ok(r)
-                    if r.kind == ReplyType::Fail && r.reason.as_deref() == Some("not-owner") =>
-                {
+                .await;
+            reply.and_then(|r| match r.kind {
+                ReplyType::Ok => Completion::Ok(()),
+                ReplyType::Fail if r.reason.as_deref() == Some("not-owner") => {
                     Completion::fail(NOT_OWNER)
                 }
-                Completion::Ok(r) => self.not_ok(&r),
-                Completion::Fail(e) => Completion::Fail(e),
-                Completion::Info(e) => Completion::Info(e),
-            }
+                _ => self.not_ok(&r),
+            })
         })
     }
 

@@ -121,6 +121,9 @@ fn not_ok<T>(id: Value, c: Completion<T>) -> Value {
     match c {
         Completion::Fail(e) => json!({"id": id, "type": "fail", "error": e}),
         Completion::Info(e) => json!({"id": id, "type": "info", "error": e}),
+        Completion::Exception(e) => {
+            json!({"id": id, "type": "info", "error": e, "exception": true})
+        }
         Completion::Ok(_) => json!({"id": id, "type": "info", "error": "unexpected ok"}),
     }
 }

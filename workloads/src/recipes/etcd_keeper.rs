@@ -36,7 +36,9 @@ pub async fn grant(
     let id = match grant {
         Completion::Ok(id) => id,
         // Without a lease id nothing can hold the lock: whatever happened, no lock was taken.
-        Completion::Fail(e) | Completion::Info(e) => return Completion::Fail(e),
+        Completion::Fail(e) | Completion::Info(e) | Completion::Exception(e) => {
+            return Completion::Fail(e)
+        }
     };
     let mut lease = KeptLease { id, stream: None };
     match lease.open(client, op_timeout).await {

@@ -78,7 +78,9 @@ impl Client for EtcdLease {
             let mut kept =
                 match etcd_keeper::grant(&self.client, self.cfg.ttl, self.cfg.op_timeout).await {
                     Completion::Ok(k) => k,
-                    Completion::Fail(e) | Completion::Info(e) => return Completion::Fail(e),
+                    Completion::Fail(e) | Completion::Info(e) | Completion::Exception(e) => {
+                        return Completion::Fail(e)
+                    }
                 };
             let deadline = sent + self.cfg.acquire_timeout;
             // The lease is certainly alive for ttl from the last keep-alive sent (or the grant).
@@ -99,7 +101,7 @@ impl Client for EtcdLease {
                         return Completion::Ok(hold);
                     }
                     Completion::Ok(None) => {}
-                    Completion::Fail(e) | Completion::Info(e) => {
+                    Completion::Fail(e) | Completion::Info(e) | Completion::Exception(e) => {
                         // The txn may have applied: revoking the lease removes the key if it did.
                         let gone =
                             etcd_keeper::revoke(&self.client, kept.id, self.cfg.op_timeout).await;

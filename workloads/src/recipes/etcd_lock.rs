@@ -86,7 +86,9 @@ impl Client for EtcdLock {
             let mut kept =
                 match etcd_keeper::grant(&self.client, self.cfg.ttl, self.cfg.op_timeout).await {
                     Completion::Ok(k) => k,
-                    Completion::Fail(e) | Completion::Info(e) => return Completion::Fail(e),
+                    Completion::Fail(e) | Completion::Info(e) | Completion::Exception(e) => {
+                        return Completion::Fail(e)
+                    }
                 };
             let (key, confirmed) = match self.lock_keeping_alive(lock, &mut kept, sent).await {
                 Ok(k) => k,
@@ -105,7 +107,7 @@ impl Client for EtcdLock {
                 Completion::Ok(Some(rev)) => rev,
                 other => {
                     let e = match other {
-                        Completion::Fail(e) | Completion::Info(e) => e,
+                        Completion::Fail(e) | Completion::Info(e) | Completion::Exception(e) => e,
                         _ => "lock key vanished right after Lock (lease expired?)".to_string(),
                     };
                     let gone =
@@ -160,7 +162,9 @@ impl Client for EtcdLock {
                     .await
                 }
                 Completion::Ok(_) => Completion::fail(NOT_OWNER),
-                Completion::Fail(e) | Completion::Info(e) => Completion::Info(e),
+                Completion::Fail(e) | Completion::Info(e) | Completion::Exception(e) => {
+                    Completion::Info(e)
+                }
             };
             etcd_keeper::revoke(&self.client, held.lease.id, self.cfg.op_timeout).await;
             outcome

@@ -97,7 +97,9 @@ impl PgAdvisory {
         .await;
         let (client, driver) = match opened {
             Completion::Ok(c) => c,
-            Completion::Fail(e) | Completion::Info(e) => return Completion::fail(e),
+            Completion::Fail(e) | Completion::Info(e) | Completion::Exception(e) => {
+                return Completion::fail(e)
+            }
         };
         let setup = within(self.cfg.op_timeout, "session setup", async {
             match setup(&client).await {
@@ -108,7 +110,7 @@ impl PgAdvisory {
         .await;
         let pid = match setup {
             Completion::Ok(pid) => pid,
-            Completion::Fail(e) | Completion::Info(e) => {
+            Completion::Fail(e) | Completion::Info(e) | Completion::Exception(e) => {
                 driver.abort();
                 return Completion::fail(e);
             }
@@ -187,7 +189,9 @@ impl Client for PgAdvisory {
                 let session = match self.session().await {
                     Completion::Ok(s) => s,
                     // Not connected: nothing was asked of the server.
-                    Completion::Fail(e) | Completion::Info(e) => return Completion::Fail(e),
+                    Completion::Fail(e) | Completion::Info(e) | Completion::Exception(e) => {
+                        return Completion::Fail(e)
+                    }
                 };
                 let sent = Instant::now();
                 match self
@@ -210,6 +214,7 @@ impl Client for PgAdvisory {
                     }
                     // The statement may have run: this session may hold the key.
                     Completion::Fail(e) | Completion::Info(e) => return Completion::Info(e),
+                    Completion::Exception(e) => return Completion::Exception(e),
                 }
                 if Instant::now() >= deadline {
                     return Completion::fail("acquire timeout: another session held the key");

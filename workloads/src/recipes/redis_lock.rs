@@ -121,7 +121,9 @@ impl Client for RedisLock {
                         })
                     }
                     // The script may have run: we may hold the key until it expires.
-                    Completion::Fail(e) | Completion::Info(e) => return Completion::Info(e),
+                    Completion::Fail(e) | Completion::Info(e) | Completion::Exception(e) => {
+                        return Completion::Info(e)
+                    }
                 }
                 if Instant::now() >= deadline {
                     return Completion::fail(
@@ -144,7 +146,9 @@ impl Client for RedisLock {
                 Completion::Ok(_) => {
                     Completion::fail("the key expired or belongs to another owner")
                 }
-                Completion::Fail(e) | Completion::Info(e) => Completion::Info(e),
+                Completion::Fail(e) | Completion::Info(e) | Completion::Exception(e) => {
+                    Completion::Info(e)
+                }
             }
         })
     }
@@ -159,7 +163,9 @@ impl Client for RedisLock {
                     match self.script::<u64>("release script", inv).await {
                         Completion::Ok(1) => Completion::Ok(()),
                         Completion::Ok(_) => Completion::fail(NOT_OWNER),
-                        Completion::Fail(e) | Completion::Info(e) => Completion::Info(e),
+                        Completion::Fail(e) | Completion::Info(e) | Completion::Exception(e) => {
+                            Completion::Info(e)
+                        }
                     }
                 }
                 Release::PlainDel => {

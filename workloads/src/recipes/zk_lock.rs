@@ -177,19 +177,6 @@ fn unix_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-trait IntoResult {
-    fn into_result(self) -> Result<(), String>;
-}
-
-impl IntoResult for Completion<()> {
-    fn into_result(self) -> Result<(), String> {
-        match self {
-            Completion::Ok(()) => Ok(()),
-            Completion::Fail(e) | Completion::Info(e) => Err(e),
-        }
-    }
-}
-
 impl Client for ZkLock {
     fn acquire<'a>(&'a self, lock: &'a str) -> BoxFuture<'a, Completion<Grant>> {
         Box::pin(async move {

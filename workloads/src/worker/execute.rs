@@ -3,7 +3,7 @@
 //! at a time, like a Jepsen process; the hold's [`Tracker`] runs beside it.
 
 use crate::app::Ask;
-use crate::client::{within, Client, Completion, NOT_OWNER};
+use crate::client::{within, Client, NotOk, NOT_OWNER};
 use crate::config::{Discipline, RecipeConfig};
 use crate::counter_guard::Counter;
 use crate::fenced_write::{ResourceWriter, WriteRequest};
@@ -168,8 +168,11 @@ impl Worker {
         }
         let sent = Instant::now();
         let limit = self.cfg.acquire_timeout + self.cfg.op_timeout;
-        match within(limit, "acquire", self.client.acquire(lock)).await {
-            Completion::Ok(hold) => {
+        match within(limit, "acquire", self.client.acquire(lock))
+            .await
+            .into_result()
+        {
+            Ok(hold) => {
                 let out = Outcome {
                     owner: Some(hold.owner.clone()),
                     lease: Some(hold.lease.clone()),
@@ -191,8 +194,7 @@ impl Worker {
                 ));
                 out
             }
-            Completion::Fail(e) => Outcome::with_error(OpType::Fail, e),
-            Completion::Info(e) => Outcome::with_error(OpType::Info, e),
+            Err(not_ok) => not_ok.into(),
         }
     }
 
@@ -221,8 +223,11 @@ impl Worker {
             lease: hold.lease.clone(),
             process,
         };
-        match within(self.cfg.op_timeout, "write", self.resource.write(req)).await {
-            Completion::Ok(o) => Outcome {
+        match within(self.cfg.op_timeout, "write", self.resource.write(req))
+            .await
+            .into_result()
+        {
+            Ok(o) => Outcome {
                 result: Some(o.result.into()),
                 highest_before: o.highest_before,
                 ..Outcome::bare(if o.result.is_accepted() {
@@ -231,8 +236,7 @@ impl Worker {
                     OpType::Fail
                 })
             },
-            Completion::Fail(e) => Outcome::with_error(OpType::Fail, e),
-            Completion::Info(e) => Outcome::with_error(OpType::Info, e),
+            Err(not_ok) => not_ok.into(),
         }
     }
 
@@ -247,17 +251,17 @@ impl Worker {
             self.client.release(t.hold()),
         )
         .await
+        .into_result()
         {
-            Completion::Ok(()) => Outcome {
+            Ok(()) => Outcome {
                 result: Some(OpResult::Released),
                 ..Outcome::bare(OpType::Ok)
             },
-            Completion::Fail(e) if e == NOT_OWNER => Outcome {
+            Err(NotOk::Fail(e)) if e == NOT_OWNER => Outcome {
                 result: Some(OpResult::ReleaseRejectedNotOwner),
                 ..Outcome::bare(OpType::Fail)
             },
-            Completion::Fail(e) => Outcome::with_error(OpType::Fail, e),
-            Completion::Info(e) => Outcome::with_error(OpType::Info, e),
+            Err(not_ok) => not_ok.into(),
         }
     }
 }

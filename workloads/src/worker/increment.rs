@@ -50,7 +50,7 @@ pub(super) async fn increment(
     .await
     {
         Completion::Ok(v) => v,
-        Completion::Fail(e) | Completion::Info(e) => {
+        Completion::Fail(e) | Completion::Info(e) | Completion::Exception(e) => {
             return Outcome::with_error(OpType::Fail, format!("not written: {e}"))
         }
     };
@@ -64,13 +64,14 @@ pub(super) async fn increment(
         attempt(counter.write(key, wrote, &guard).await)
     })
     .await
+    .into_result()
     {
-        Completion::Ok(Written::Applied) => Outcome {
+        Ok(Written::Applied) => Outcome {
             result: Some(OpResult::Accepted),
             value: Some(wrote),
             ..Outcome::bare(OpType::Ok)
         },
-        Completion::Ok(Written::Rejected) => Outcome {
+        Ok(Written::Rejected) => Outcome {
             result: Some(OpResult::RejectedStaleFence),
             error: Some(format!(
                 "{}: the lock key {} no longer has create revision {}",
@@ -80,8 +81,7 @@ pub(super) async fn increment(
             )),
             ..Outcome::bare(OpType::Fail)
         },
-        Completion::Fail(e) => Outcome::with_error(OpType::Fail, e),
-        Completion::Info(e) => Outcome::with_error(OpType::Info, e),
+        Err(not_ok) => not_ok.into(),
     }
 }
 
@@ -103,6 +103,8 @@ pub(super) async fn read(
             value: Some(v),
             ..Outcome::bare(OpType::Ok)
         },
-        Completion::Fail(e) | Completion::Info(e) => Outcome::with_error(OpType::Fail, e),
+        Completion::Fail(e) | Completion::Info(e) | Completion::Exception(e) => {
+            Outcome::with_error(OpType::Fail, e)
+        }
     }
 }

@@ -17,7 +17,6 @@ pub use freeze::Freeze;
 pub use launch::{AdapterLaunch, ClientLaunch, LaunchError, Place, WorkerLaunch};
 pub use network_place::NetworkPlace;
 
-use crate::client::Completion;
 use crate::ownership::Notice;
 use crate::protocol::{read_line, write_line, Message, Outcome, ProtocolError, Request};
 use results::OpType;
@@ -146,14 +145,13 @@ fn notice(n: Notice) -> Message {
             token: c.hold.token,
             asked: c.asked,
             answered: c.answered,
-            outcome: match c.answer {
-                Completion::Ok(belief) => Outcome {
+            outcome: match c.answer.into_result() {
+                Ok(belief) => Outcome {
                     held: Some(belief.held),
                     server_held: belief.server_held,
                     ..Outcome::bare(OpType::Ok)
                 },
-                Completion::Fail(e) => Outcome::with_error(OpType::Fail, e),
-                Completion::Info(e) => Outcome::with_error(OpType::Info, e),
+                Err(not_ok) => not_ok.into(),
             },
         },
     }

@@ -61,6 +61,13 @@ fn info(c: Completion<Grant>) -> String {
     }
 }
 
+fn exception(c: Completion<Grant>) -> String {
+    match c {
+        Completion::Exception(e) => e,
+        other => panic!("expected a library exception, got {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn a_broken_handshake_is_a_start_error_naming_the_adapter_and_the_line_or_deadline() {
     let e = start("read l; echo garbage; sleep 5").await.unwrap_err();
@@ -96,7 +103,7 @@ async fn a_hang_is_info_and_the_adapter_is_started_again_for_the_next_call() {
 #[tokio::test]
 async fn a_crash_or_a_bad_line_mid_run_is_a_library_exception_naming_it() {
     let a = start(&after_init("read l; exit 3")).await.unwrap();
-    let e = info(a.acquire("l").await);
+    let e = exception(a.acquire("l").await);
     assert!(
         e.starts_with(EXCEPTION) && e.contains("adapter shy exited during acquire"),
         "{e}"
@@ -104,7 +111,7 @@ async fn a_crash_or_a_bad_line_mid_run_is_a_library_exception_naming_it() {
     let a = start(&after_init("read l; echo '{\"id\":1,'"))
         .await
         .unwrap();
-    let e = info(a.acquire("l").await);
+    let e = exception(a.acquire("l").await);
     assert!(
         e.starts_with(EXCEPTION) && e.contains("line 2 of its output is not JSON"),
         "{e}"
@@ -114,7 +121,7 @@ async fn a_crash_or_a_bad_line_mid_run_is_a_library_exception_naming_it() {
     ))
     .await
     .unwrap();
-    let e = info(a.acquire("l").await);
+    let e = exception(a.acquire("l").await);
     assert!(
         e.contains("answered request 7 while request 1 was waiting"),
         "{e}"
@@ -128,7 +135,7 @@ async fn tokens_must_match_the_handshake_and_library_errors_keep_their_class() {
     ))
     .await
     .unwrap();
-    let e = info(a.acquire("l").await);
+    let e = exception(a.acquire("l").await);
     assert!(
         e.starts_with(EXCEPTION) && e.contains("acquire reported None"),
         "{e}"
@@ -140,7 +147,7 @@ async fn tokens_must_match_the_handshake_and_library_errors_keep_their_class() {
     .await
     .unwrap();
     assert!(matches!(a.acquire("l").await, Completion::Fail(e) if e == "timed out waiting"));
-    let e = info(a.acquire("l").await);
+    let e = exception(a.acquire("l").await);
     assert_eq!(e, format!("{EXCEPTION}shlib: TypeError: x"));
 }
 

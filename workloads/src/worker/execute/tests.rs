@@ -3,7 +3,7 @@
 //! crashed (docs/design.md, "history.jsonl"), even though the worker itself holds nothing.
 
 use super::*;
-use crate::client::{Belief, Grant};
+use crate::client::{Belief, Completion, Grant};
 use crate::config::RawRecipeConfig;
 use crate::fenced_write::{MemoryMode, MemoryResource};
 use crate::kinds::RecipeKind;
