@@ -81,12 +81,6 @@ pub struct ReportError {
 }
 
 /// The standalone SVG plots: (file name, content). The page embeds the same drawings inline.
-pub fn plots(input: &ReportInput<'_>) -> Vec<(&'static str, String)> {
-    let model = timeline::Timeline::build(input);
-    let s = series::Series::build(input.history, model.end);
-    plots_drawn(&model, &s)
-}
-
 fn plots_drawn(model: &timeline::Timeline, s: &series::Series) -> Vec<(&'static str, String)> {
     vec![
         ("timeline.svg", timeline_svg::standalone(model)),
