@@ -37,6 +37,9 @@ pub struct Acquisition {
     pub process: u32,
     pub lock: LockId,
     pub token: Option<u64>,
+    /// The adapter's read-back after the grant found the node or key gone: the client was told
+    /// it holds the lock, and the service may hold nothing for it.
+    pub read_back: bool,
     /// History index and time of the acquire `ok`.
     pub index: u64,
     pub time: u64,
@@ -130,6 +133,7 @@ impl Acquisition {
             process,
             lock,
             token: None,
+            read_back: false,
             index: 0,
             time: 0,
             names: String::new(),
@@ -147,6 +151,7 @@ impl Acquisition {
         self.process = process;
         self.lock = lock;
         self.token = e.token;
+        self.read_back = e.read_back;
         self.index = e.index;
         self.time = e.time;
         self.names.clear();

@@ -65,6 +65,9 @@ pub trait EventExt: Sized {
     fn error(self, why: &str) -> Self;
     /// A `check`'s answer.
     fn held(self, held: bool) -> Self;
+    /// An acquire's read-back after the grant that did not find its node or key
+    /// (`value: {"read_back": ..}`).
+    fn read_back(self, found: &str) -> Self;
 }
 
 impl EventExt for Event {
@@ -126,6 +129,10 @@ impl EventExt for Event {
     }
     fn held(mut self, held: bool) -> Self {
         self.held = Some(held);
+        self
+    }
+    fn read_back(mut self, found: &str) -> Self {
+        self.value = Some(serde_json::json!({ "read_back": found }));
         self
     }
 }

@@ -152,3 +152,36 @@ fn a_stale_release_without_shown_harm_is_an_observed_release_of_lost_lock() {
     assert_eq!(only(&v, ReleaseOfLostLock).len(), 1);
     assert!(!v.anomalies.iter().any(|a| a.fails), "{:#?}", v.anomalies);
 }
+
+/// A grant of what the service no longer held: w2's acquire is frozen past its session, the
+/// library grants it anyway and the adapter's read-back finds w2's key gone. w1, the holder at
+/// the service all along, then releases its own lock and w3 takes it. Nothing was freed under
+/// w2 (it held nothing there): no release is a double release or of a lost lock; w2 and w3
+/// both believing they hold is the concurrent holders it is. The same history with w2's grant
+/// read back whole is the stale release it then is.
+#[test]
+fn a_release_after_a_grant_whose_key_was_already_gone_frees_only_the_releasers_own_lock() {
+    let with_w2_granted = |w2_grant: Event| {
+        let mut events: Vec<Event> = acquire(1, "L1", 1, 0).into();
+        events.push(invoke(2, Acquire).lock("l").at_ms(100));
+        events.push(start("pause-acquiring").targets(&["w2"]).at_ms(1_000));
+        events.push(stop("pause-acquiring").targets(&["w2"]).at_ms(4_000));
+        events.push(w2_grant.at_ms(4_005));
+        events.extend(release(1, "L1", 1, 4_500));
+        events.extend(acquire(3, "L3", 3, 4_600));
+        judged(&history(events))
+    };
+    let granted = ok(2, Acquire).lock("l").lease("L2").owner("w2");
+    let v = with_w2_granted(granted.clone().read_back("key L2 gone"));
+    assert!(only(&v, DoubleRelease).is_empty(), "{:#?}", v.anomalies);
+    assert!(only(&v, ReleaseOfLostLock).is_empty(), "{:#?}", v.anomalies);
+    assert!(
+        !only(&v, ConcurrentHolders).is_empty(),
+        "{:#?}",
+        v.anomalies
+    );
+    assert!(!v.anomalies.iter().any(|a| a.fails), "{:#?}", v.anomalies);
+    let v = with_w2_granted(granted);
+    assert_eq!(only(&v, DoubleRelease).len(), 1, "{:#?}", v.anomalies);
+    assert_eq!(v.valid, Validity::Invalid);
+}

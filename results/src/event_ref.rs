@@ -30,6 +30,9 @@ pub struct EventRef<'a> {
     pub held: Option<bool>,
     /// The client library raised what it does not document (see [`Event::exception`]).
     pub exception: bool,
+    /// An acquire `ok` whose adapter read its node or key back after the grant and did not find
+    /// it (`value.read_back`): the library granted what the service may no longer hold.
+    pub read_back: bool,
     pub token: Option<u64>,
     pub f: F,
     pub lock: Option<Cow<'a, str>>,
@@ -127,9 +130,15 @@ impl Event {
             held: self.held,
             int_value: self.value.as_ref().and_then(|v| v.as_i64()),
             exception: self.exception,
+            read_back: read_back(self.value.as_ref()),
             detail: Detail::of(targets(self.value.as_ref()), opt(&self.error)),
         }
     }
+}
+
+/// Whether an event's `value` carries an acquire's read-back (`{"read_back": ...}`).
+pub(crate) fn read_back(value: Option<&serde_json::Value>) -> bool {
+    value.is_some_and(|v| v.get("read_back").is_some())
 }
 
 impl ResourceEntry {

@@ -226,8 +226,9 @@ impl DoubleRelease {
             return;
         }
         // Lost (another acquisition was granted after this one and before the release was
-        // sent) — unless every such grant that is still open carries an older token: the
-        // releaser then held the newest lease, and its release freed nothing but its own lock.
+        // sent) — unless every such grant that is still open carries an older token, or was
+        // granted with its own node or key already gone: the releaser then held the newest
+        // lease at the service, and its release freed nothing but its own lock.
         let mut newer_grants = cx
             .holds
             .open(lock)
@@ -235,7 +236,7 @@ impl DoubleRelease {
             .filter(|h| h.process != p && h.index > a.index)
             .peekable();
         let newest_was_ours = newer_grants.peek().is_some()
-            && newer_grants.all(|h| release_suspects::older_lease(h, &a));
+            && newer_grants.all(|h| release_suspects::holds_nothing_newer(h, &a));
         if newest_was_ours {
             return;
         }

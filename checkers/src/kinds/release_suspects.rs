@@ -122,6 +122,13 @@ pub(crate) fn older_lease(h: &Hold, than: &Hold) -> bool {
     h.token.zip(than.token).is_some_and(|(h, than)| h < than)
 }
 
+/// Whether a later grant `h` holds nothing a release by the holder of `than` could free: its
+/// token is older, or its own read-back found its node or key gone at the grant (the library
+/// granted what the service no longer held).
+pub(crate) fn holds_nothing_newer(h: &Hold, than: &Hold) -> bool {
+    older_lease(h, than) || h.read_back
+}
+
 pub(crate) fn victims(
     cx: &Context<'_>,
     lock: LockId,
@@ -132,7 +139,7 @@ pub(crate) fn victims(
     cx.holds
         .open(lock)
         .iter()
-        .filter(|h| h.process != p && h.index > releaser.index && !older_lease(h, releaser))
+        .filter(|h| h.process != p && h.index > releaser.index && !holds_nothing_newer(h, releaser))
         .map(|h| Victim {
             hold: h.clone(),
             disturbed: disturbances.disturbed_since_grant(h),

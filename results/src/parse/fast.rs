@@ -4,7 +4,7 @@
 
 use super::scan::{scan_object, Fallback, Raw};
 use crate::event::{Event, OpResult, OpType, Process, F};
-use crate::event_ref::{Detail, EventRef, ResourceRef};
+use crate::event_ref::{read_back, Detail, EventRef, ResourceRef};
 use crate::nemesis_event::targets;
 use crate::resource_log::{ResourceEntry, WriteResult};
 use std::borrow::Cow;
@@ -35,6 +35,7 @@ impl EventRef<'_> {
             Ok(EventRef {
                 detail: Detail::of(targets, owned(e.error)),
                 exception: e.exception,
+                read_back: read_back(e.value.as_ref()),
                 index: e.index,
                 time: e.time,
                 process: e.process,
@@ -178,6 +179,7 @@ pub(super) fn fast_event(line: &str) -> Result<EventRef<'_>, Fallback> {
         held: None,
         int_value: None,
         exception: false,
+        read_back: false,
         detail: None,
     };
     let mut seen = 0u32;
@@ -217,6 +219,9 @@ pub(super) fn fast_event(line: &str) -> Result<EventRef<'_>, Fallback> {
                 10 => {
                     e.int_value = match v {
                         Raw::UInt(n) => Some(i64::try_from(n).map_err(|_| Fallback)?),
+                        // An object (an acquire's read-back) or a number this path does not
+                        // read: serde's, and such lines are few.
+                        Raw::Skipped => return Err(Fallback),
                         _ => None,
                     }
                 }

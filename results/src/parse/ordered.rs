@@ -248,6 +248,7 @@ pub(crate) fn event(line: &str) -> Option<EventRef<'_>> {
         held,
         int_value,
         exception,
+        read_back: false,
         detail: error.map(Detail::error),
     })
 }

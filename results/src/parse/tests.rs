@@ -37,6 +37,7 @@ fn fast_path_matches_serde_on_good_and_bad_lines() {
         r#"{"index":1,"time":5,"process":2,"type":"ok","f":"acquire","token":"7"}"#,
         r#"{"index":1,"time":5,"process":2,"type":"ok","f":"release","result":"nope"}"#,
         r#"{"index":1,"time":5,"process":2,"type":"ok","f":"acquire","error":"x"}"#,
+        r#"{"index":1,"time":5,"process":2,"type":"ok","f":"acquire","lock":"l","value":{"read_back":"key gone"}}"#,
         "not json",
     ] {
         agree(line);
@@ -85,6 +86,20 @@ fn the_ordered_path_agrees_with_serde_at_its_edges() {
         assert_eq!(super::ordered::event(line).map(|e| e.index), Some(index));
     }
     assert!(EventRef::parse(&lines[2]).is_err());
+}
+
+/// An acquire whose adapter read its node or key back and found it gone says so on every path.
+#[test]
+fn a_grants_read_back_is_read_whichever_order_its_fields_come_in() {
+    let gone = [
+        r#"{"index":1,"time":5,"process":2,"type":"ok","f":"acquire","lock":"l","owner":"w","lease":"x","value":{"read_back":"key x gone"}}"#,
+        r#"{"value":{"read_back":"key x gone"},"index":1,"time":5,"process":2,"type":"ok","f":"acquire","lock":"l"}"#,
+    ];
+    for line in gone {
+        assert!(EventRef::parse(line).unwrap().read_back, "{line}");
+    }
+    let held = r#"{"index":1,"time":5,"process":2,"type":"ok","f":"acquire","lock":"l","owner":"w","lease":"x","token":3}"#;
+    assert!(!EventRef::parse(held).unwrap().read_back);
 }
 
 #[test]
