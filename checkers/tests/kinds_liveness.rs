@@ -232,6 +232,34 @@ fn a_holder_frozen_past_ttl_and_slack_while_others_try_leaves_a_stuck_lock() {
     assert!(only(&v, StuckLock).is_empty(), "{:#?}", v.anomalies);
 }
 
+/// A holder that runs on under its fault (its links slowed, made lossy, its replies held or
+/// cut, its CPU starved, its own clock moved) still reaches the service and may keep its lease
+/// as it should, through a job longer than ttl + slack: nobody else getting the lock meanwhile is
+/// the lock held, not stuck. The same history with the holder frozen is stuck (above).
+#[test]
+fn a_holder_that_runs_on_under_its_fault_keeps_its_lock_without_it_being_stuck() {
+    for fault in [
+        "lossy-network",
+        "slow-network",
+        "slow-reply",
+        "cut-renew-reply",
+        "starve-worker",
+        "client-clock-jump",
+    ] {
+        let v = with_ttl(
+            &holder_fault_then_others_try(fault, false, None),
+            &[],
+            1000,
+            1000,
+        );
+        assert!(
+            only(&v, StuckLock).is_empty(),
+            "{fault}: {:#?}",
+            v.anomalies
+        );
+    }
+}
+
 #[test]
 fn isolating_a_worker_that_holds_nothing_cuts_a_trying_client_off_and_suspends_the_clock() {
     let mut events = holder_fault_then_others_try("kill-holder", true, None);

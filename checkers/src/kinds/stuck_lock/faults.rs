@@ -50,12 +50,24 @@ impl StuckLock {
             }
             self.next_deadline = None;
         }
-        // A killed holder's obligation starts at its exit; a starved one runs on, slowly, and
-        // may keep its lease as it should.
-        let stops_holder = !matches!(
-            Mechanism::of(fault),
-            Some(Mechanism::Kill | Mechanism::Starve)
-        );
+        let stops_holder = match Mechanism::of(fault) {
+            // Frozen, cut off or doing nothing: its lease must run out.
+            Some(Mechanism::Freeze | Mechanism::Cut | Mechanism::Deafen | Mechanism::Mute)
+            | Some(Mechanism::Hang) => true,
+            // A killed holder's obligation starts at its exit. A starved holder, one whose
+            // links are shaped (slow, lossy, replies held or cut: its requests still reach the
+            // service) or whose own clock moved runs on and may keep its lease as it should.
+            Some(
+                Mechanism::Kill
+                | Mechanism::KillEmpty
+                | Mechanism::Starve
+                | Mechanism::Link(_)
+                | Mechanism::ClientClock(_)
+                | Mechanism::ServerClock(_),
+            ) => false,
+            // A fault this build does not know, on the holder: taken as one that stops it.
+            None => true,
+        };
         if scope == Scope::Workers && stops_holder {
             for (lock, p, holder) in held {
                 let did = match Mechanism::of(fault) {
