@@ -572,13 +572,7 @@ impl FaultKind {
                 "its iptables rules go into the nodes' network namespaces, where its heal \
                  flushes every run's",
             ),
-            // Measured: lossy-network left ZooKeeper locks stuck on a shared ensemble that
-            // stayed free, same seed, on the run's own (docs/matrix.md); until the cause is
-            // known, no fault through the link proxy shares.
-            (Scope::Workers, Mechanism::Link(_)) => Some(
-                "a fault through the link proxy showed stuck locks on a shared cluster that a \
-                 cluster of its own did not",
-            ),
+            // The link proxy is the run's own: it shapes only the run's workers' links.
             (Scope::Workers, _) => None,
         }
     }
@@ -788,6 +782,8 @@ mod tests {
             "hang-work",
             "isolate-holder",
             "deafen-holder",
+            "lossy-network",
+            "slow-reply",
         ] {
             let f: FaultKind = name.parse().unwrap();
             assert_eq!(f.cannot_share_a_cluster(), None, "{name}");
@@ -802,8 +798,7 @@ mod tests {
             assert!(f.cannot_share_a_cluster().is_some(), "{name}");
         }
         for f in ALL_FAULTS {
-            let shares = f.scope() == Scope::Workers
-                && !matches!(f.mechanism(), Mechanism::Mute | Mechanism::Link(_));
+            let shares = f.scope() == Scope::Workers && f.mechanism() != Mechanism::Mute;
             assert_eq!(f.cannot_share_a_cluster().is_none(), shares, "{f}");
         }
     }

@@ -2,8 +2,9 @@
 //! starts: each cell's provider, faults, runs and expected time, the clusters the runs start, and
 //! the expected wall time with `--jobs` runs at once (the executor's own order: each next run
 //! goes to the first free slot), and which runs share a cluster and why the others cannot. A run's
-//! expected time takes its recovery tail at full length, so the figures are upper bounds where
-//! tails settle early (docs/design.md, "Recovery").
+//! expected time takes its recovery tail at full length (tails that settle early end sooner,
+//! docs/design.md, "Recovery") and a fixed start-up and teardown, which a loaded machine
+//! exceeds: the figures are estimates, not bounds (docs/matrix.md compares them with grids run).
 
 use super::shard::{self, Shard};
 use super::spec::Matrix;
@@ -107,8 +108,8 @@ pub fn render(m: &Matrix, chosen: &[usize], options: &Options, shard: Option<Sha
     }
     let _ = writeln!(
         out,
-        "expected wall: at most {} ({} of runs; each run its time limit, its full recovery tail, \
-         its longest hold and {:.0} s of start-up and teardown)",
+        "expected wall: about {} ({} of runs; each run its time limit, its full recovery tail, \
+         its longest hold and {:.0} s of start-up and teardown, which a loaded machine exceeds)",
         clock(wall(&durations, jobs)),
         clock(durations.iter().sum()),
         shard::STARTUP_SECS
@@ -231,7 +232,7 @@ cells:
         );
         // Four runs of 2 + 1 + 12 s and a last hold of 1.5 × 75 ms (work is ttl / 4), two at a
         // time.
-        assert!(text.contains("expected wall: at most 30s"), "{text}");
+        assert!(text.contains("expected wall: about 30s"), "{text}");
     }
 
     /// Which runs share a cluster is read off the fault table and the plan, and the plan says
@@ -261,8 +262,8 @@ cells:
             own_clusters: false,
         };
         let text = render(&m, &[0, 1, 2, 3, 4, 5], &options, None);
-        assert!(text.contains("clusters: 5 of their own"), "{text}");
-        assert!(text.contains("shared clusters: 1 runs"), "{text}");
+        assert!(text.contains("clusters: 4 of their own"), "{text}");
+        assert!(text.contains("shared clusters: 2 runs"), "{text}");
         assert!(
             text.contains("own cluster, stall-service: it acts on the lock service's nodes"),
             "{text}"
