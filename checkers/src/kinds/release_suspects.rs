@@ -118,7 +118,7 @@ impl Suspect {
 /// recorded later: a client frozen between the server's grant and its own receipt hears of a
 /// lease that the releaser's newer one had already superseded. Its lock was not the
 /// releaser's to free, and no release of the releaser's harmed it.
-pub(crate) fn older_lease(h: &Hold, than: &Hold) -> bool {
+fn older_lease(h: &Hold, than: &Hold) -> bool {
     h.token.zip(than.token).is_some_and(|(h, than)| h < than)
 }
 
