@@ -338,6 +338,22 @@ fn a_run_none_of_whose_planned_faults_landed_is_unknown() {
     );
     let spent = run(vec![start("cut-renew-reply"), stop("cut-renew-reply")]);
     assert_eq!(spent.stats["faults"]["landed"], 1);
+    // A holder freeze that reached a worker which had let go struck nothing; aimed again, it
+    // was no planned start of its own.
+    let aimed_again = run(vec![
+        start("pause-holder"),
+        stop("pause-holder").error(&format!("{} (worker-1)", results::fault::AIMED_AGAIN)),
+        start("pause-holder"),
+        stop("pause-holder"),
+    ]);
+    assert_eq!(aimed_again.stats["faults"]["planned"], 1);
+    assert_eq!(aimed_again.stats["faults"]["landed"], 1);
+    let gave_up = run(vec![
+        start("pause-holder"),
+        stop("pause-holder").error(&format!("{} (worker-1)", results::fault::HOLDER_MISSED)),
+    ]);
+    assert_eq!(gave_up.stats["faults"]["planned"], 1);
+    assert_eq!(gave_up.valid, Validity::Unknown, "{:?}", gave_up.stats);
     // A node that died outside the plan is not a planned fault.
     let unplanned = run(vec![start("node-died"), stop("node-died")]);
     assert!(!unplanned.stats.contains_key("faults"));

@@ -143,6 +143,9 @@ pub struct InFlight {
 pub struct Moments {
     /// The worker that holds the lock (the newest certain holder).
     pub holder: Option<String>,
+    /// Every worker with a hold still open, the holder among them (an earlier holder whose
+    /// lease lapsed under a fault holds on in the history until it lets go).
+    pub holding: Vec<String>,
     /// Workers whose acquire is in flight, by worker name.
     pub acquiring: Vec<InFlight>,
     /// Workers whose release is in flight.

@@ -5,7 +5,7 @@
 
 use crate::clock::{ClockFaults, ClockSetting};
 use crate::control::{ControlError, NodeControl, Signal, Topology};
-use crate::fault::{Family, FaultKind, Mechanism, Shaping};
+use crate::fault::{Aim, Family, FaultKind, Mechanism, Shaping};
 use crate::plan::{Plan, Step};
 use crate::targets::{resolve, Resolved};
 use results::jsonl::{HistoryWriter, JsonlError};
@@ -16,6 +16,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 mod heal;
+mod holder;
 mod in_flight;
 
 /// How often a holder fault that found no holder asks again.
@@ -42,7 +43,7 @@ pub struct Summary {
 }
 
 /// What a started fault did, so that its stop undoes exactly that.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Applied {
     Paused,
     Killed,
@@ -197,7 +198,7 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                     let until = next.map_or(at + late, |n| n.min(at + late));
                     tokio::time::sleep_until(origin + until).await;
                 }
-                self.stop(i, false).await?;
+                self.stop(i, None).await?;
             }
         }
         Ok(false)
@@ -317,6 +318,9 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
             },
         );
         self.history.record(line)?;
+        if applied == Applied::Paused && step.fault.aim() == Aim::Holder {
+            return self.hold_checked(i, step, wait_until).await;
+        }
         Ok(true)
     }
 
@@ -356,7 +360,8 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
     }
 
     /// Stops step `i` if it is active: resumes, restarts or flushes exactly what it did.
-    async fn stop(&self, i: usize, final_heal: bool) -> Result<(), NemesisError> {
+    /// `why` it is no ordinary stop, for the stop line's error.
+    async fn stop(&self, i: usize, why: Option<&str>) -> Result<(), NemesisError> {
         let Some(active) = self.state().active.get(&i).cloned() else {
             return Ok(());
         };
@@ -410,13 +415,12 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
         }
         self.state().active.remove(&i);
         let mut e = active.event.stopped();
+        let because = why;
         let mut why = Vec::new();
         if unspent {
             why.push(results::fault::CUT_UNSPENT);
         }
-        if final_heal {
-            why.push("stopped by the final heal");
-        }
+        why.extend(because);
         if !why.is_empty() {
             e = e.with_error(why.join("; "));
         }

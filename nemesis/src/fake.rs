@@ -306,12 +306,14 @@ impl Topology for StaticTopology {
     }
     async fn moments(&self) -> Moments {
         let read = |m: &Mutex<Vec<InFlight>>| m.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let holder = self
+            .holder
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         Moments {
-            holder: self
-                .holder
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone(),
+            holding: holder.iter().cloned().collect(),
+            holder,
             acquiring: read(&self.acquiring),
             releasing: read(&self.releasing),
         }

@@ -99,8 +99,10 @@ async fn cancelling_mid_fault_heals_everything_and_records_the_stop() {
         Provider::Zookeeper,
     );
     let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+    // Cancelled once all three are in force (a holder freeze asks after 100 ms whether its
+    // target still holds).
     let summary = nemesis
-        .run(&plan, tokio::time::sleep(Duration::from_millis(50)))
+        .run(&plan, tokio::time::sleep(Duration::from_millis(300)))
         .await
         .unwrap();
     assert!(summary.cancelled);
@@ -220,6 +222,101 @@ async fn a_holder_fault_waits_for_the_next_holder_instead_of_skipping() {
     assert_eq!(ev[1].f, F::Stop("pause-holder".into()));
     let paused = ev[1].time - ev[0].time;
     assert!(paused >= 390_000_000, "paused for {paused} ns");
+}
+
+/// The live history learns of a release only from its reply: a worker frozen just after it let
+/// go shows up as the holder, then as nobody. Such a freeze is thawed and aimed again.
+#[tokio::test]
+async fn a_holder_freeze_that_reached_a_worker_which_had_let_go_is_aimed_again() {
+    let (writer, path) = history("aimed-again");
+    let (control, topo) = (FakeControl::new(), StaticTopology::new(2, 3));
+    let plan = plan("- at 10ms start pause-holder for 800ms\n", Provider::Etcd);
+    let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+    let summary = {
+        // worker-1's release reply arrives 30 ms after the freeze; worker-2 acquires next.
+        let releases_late = async {
+            tokio::time::sleep(Duration::from_millis(40)).await;
+            *topo.holder.lock().unwrap() = None;
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            *topo.holder.lock().unwrap() = Some("worker-2".into());
+            std::future::pending::<()>().await
+        };
+        tokio::select! {
+            s = nemesis.run(&plan, never()) => s.unwrap(),
+            () = releases_late => unreachable!("pending"),
+        }
+    };
+    assert_eq!((summary.started, summary.skipped), (1, 0));
+    assert_eq!(
+        control.calls()[..4],
+        [
+            Call::Signal("worker-1".into(), Signal::Stop),
+            Call::Signal("worker-1".into(), Signal::Cont),
+            Call::Signal("worker-2".into(), Signal::Stop),
+            Call::Signal("worker-2".into(), Signal::Cont),
+        ]
+    );
+    let ev = events(&path);
+    let fs: Vec<String> = ev.iter().map(|e| e.f.to_string()).collect();
+    assert_eq!(
+        fs,
+        [
+            "start-pause-holder",
+            "stop-pause-holder",
+            "start-pause-holder",
+            "stop-pause-holder"
+        ]
+    );
+    assert!(ev[1]
+        .error
+        .as_deref()
+        .is_some_and(|e| e.starts_with(results::fault::AIMED_AGAIN) && e.contains("worker-1")));
+    assert_eq!((ev[2].error.as_ref(), ev[3].error.as_ref()), (None, None));
+    assert_eq!(
+        ev[2].value.as_ref().unwrap()["targets"],
+        serde_json::json!(["worker-2"])
+    );
+}
+
+/// A holder freeze that keeps finding its target gone gives up at half its length: skipped.
+#[tokio::test]
+async fn a_holder_freeze_that_keeps_missing_is_skipped_at_its_deadline() {
+    let (writer, path) = history("aimed-out");
+    let (control, topo) = (FakeControl::new(), StaticTopology::new(2, 3));
+    let plan = plan("- at 10ms start pause-holder for 200ms\n", Provider::Etcd);
+    let nemesis = Nemesis::new(&control, &topo, &writer, RunClock::start());
+    let summary = {
+        // Every worker the nemesis freezes as the holder has already let go.
+        let forgets = async {
+            loop {
+                if let Some(w) = control.stopped().iter().next() {
+                    let other = if w == "worker-1" {
+                        "worker-2"
+                    } else {
+                        "worker-1"
+                    };
+                    *topo.holder.lock().unwrap() = Some(other.into());
+                }
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        };
+        tokio::select! {
+            s = nemesis.run(&plan, never()) => s.unwrap(),
+            () = forgets => unreachable!("loops"),
+        }
+    };
+    assert_eq!((summary.started, summary.skipped), (0, 1));
+    assert!(
+        control.stopped().is_empty(),
+        "every missed freeze was thawed"
+    );
+    let ev = events(&path);
+    let last = ev.last().unwrap();
+    assert_eq!(last.f, F::Stop("pause-holder".into()));
+    assert!(last
+        .error
+        .as_deref()
+        .is_some_and(|e| e.starts_with(results::fault::HOLDER_MISSED)));
 }
 
 #[tokio::test]

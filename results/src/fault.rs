@@ -678,6 +678,15 @@ pub enum Scope {
 /// was armed: it struck nothing, and the run counts it as a fault that did not land.
 pub const CUT_UNSPENT: &str = "cut unspent: no reply came on the struck links while it was armed";
 
+/// How a holder freeze's stop line begins its error when the worker it froze had let go of the
+/// lock before the freeze reached it (its release's reply reached the history just after) and
+/// the fault was aimed again: that start is no planned start of its own, landed or not.
+pub const AIMED_AGAIN: &str = "aimed again: the worker it froze had let go of the lock first";
+
+/// How a holder freeze's stop line begins its error when the worker it froze had let go first
+/// and the fault's time to find a holder had run out: it struck nothing, and did not land.
+pub const HOLDER_MISSED: &str = "missed: the worker it froze had let go of the lock first";
+
 /// The fault recorded when a node exited that no fault of the plan had stopped or killed
 /// (`start-node-died`; `stop-node-died` only if someone starts it again): a fault nobody healed.
 pub const NODE_DIED: &str = "node-died";

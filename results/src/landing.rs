@@ -48,6 +48,16 @@ impl Landing {
         serde_json::from_value(verdict.stats.get("faults")?.clone()).ok()
     }
 
+    /// A start of `fault` counted as landed that its stop withdrew (a freeze aimed again): it
+    /// was no planned start of its own.
+    pub fn withdraw(&mut self, fault: &str) {
+        self.unland(fault);
+        if let Some(c) = self.by_fault.get_mut(fault).filter(|c| c.planned > 0) {
+            c.planned -= 1;
+            self.planned = self.planned.saturating_sub(1);
+        }
+    }
+
     /// The sum of several runs' (a matrix cell's seeds).
     pub fn sum<'a>(all: impl IntoIterator<Item = &'a Landing>) -> Landing {
         let mut total = Landing::default();

@@ -2,10 +2,12 @@
 //! nemesis records a fault that found nothing to strike (no holder, no acquire in flight within
 //! half its length) or could not be applied as a start carrying an error; a run that asked for
 //! faults and had none of them land tested none of what it asked, so its verdict is at best
-//! unknown. The outages outside the plan (`node-died`, `node-frozen`) are not planned faults. A
-//! cut of the next reply lands when a reply spends it: its stop line says when none did.
+//! unknown. The outages outside the plan (`node-died`, `node-frozen`) are not planned faults, nor
+//! is a holder freeze aimed again because its target had let go first. A cut of the next reply
+//! lands when a reply spends it, a holder freeze when its target still held: their stop lines
+//! say when not.
 
-use results::fault::{CUT_UNSPENT, NODE_DIED, NODE_FROZEN};
+use results::fault::{AIMED_AGAIN, CUT_UNSPENT, HOLDER_MISSED, NODE_DIED, NODE_FROZEN};
 use results::landing::Landing;
 use results::{EventRef, Verdict, F};
 
@@ -23,9 +25,18 @@ impl Landed {
             F::Start(fault) if &**fault != NODE_DIED && &**fault != NODE_FROZEN => {
                 self.landing.see(fault, e.error().is_none());
             }
-            // A cut no reply spent was armed, and struck nothing.
-            F::Stop(fault) if e.error().is_some_and(|w| w.starts_with(CUT_UNSPENT)) => {
+            // A cut no reply spent was armed, and struck nothing; so did a holder freeze that
+            // reached a worker which had let go.
+            F::Stop(fault)
+                if e.error().is_some_and(|w| {
+                    w.starts_with(CUT_UNSPENT) || w.starts_with(HOLDER_MISSED)
+                }) =>
+            {
                 self.landing.unland(fault);
+            }
+            // A holder freeze aimed again is no planned start of its own.
+            F::Stop(fault) if e.error().is_some_and(|w| w.starts_with(AIMED_AGAIN)) => {
+                self.landing.withdraw(fault);
             }
             _ => {}
         }

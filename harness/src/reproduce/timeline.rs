@@ -125,6 +125,8 @@ pub fn of(stored: &Stored, anomaly: &Anomaly, cast: &[Actor]) -> Result<Vec<Entr
                     what: Happened::Released { actor, answer },
                 });
             }
+            // A start that struck nothing (skipped, or a freeze aimed again) is no step.
+            (Process::Nemesis, F::Start(_)) if e.error.is_some() => {}
             (Process::Nemesis, F::Start(name) | F::Stop(name)) => {
                 let start = matches!(e.f, F::Start(_));
                 let value = e.value.as_ref();

@@ -167,12 +167,14 @@ impl LiveView {
             }
         }
         // The newest certain holder: the one whose lease is the current one.
-        let holder = t.holds.open().last().map(|h| {
+        let name = |h: &Arc<Acquisition>| {
             h.owner()
                 .map_or_else(|| format!("process-{}", h.process), str::to_string)
-        });
+        };
+        let holding: Vec<String> = t.holds.open().into_iter().map(name).collect();
         let moments = Moments {
-            holder,
+            holder: holding.last().cloned(),
+            holding,
             acquiring: t.in_flight(&F::Acquire),
             releasing: t.in_flight(&F::Release),
         };

@@ -6,6 +6,9 @@ use crate::clock::ClockSetting;
 use crate::control::{NodeControl, Signal, Topology};
 use std::collections::BTreeSet;
 
+/// The error of a stop line written by the heal rather than by the plan.
+const FINAL_HEAL: &str = "stopped by the final heal";
+
 impl<C: NodeControl, T: Topology> Nemesis<'_, C, T> {
     /// Heals everything: stops every active fault (recording its stop), SIGCONTs every worker,
     /// node and resource, flushes every partition rule, restarts whatever is still killed.
@@ -19,7 +22,7 @@ impl<C: NodeControl, T: Topology> Nemesis<'_, C, T> {
         };
         let active: Vec<usize> = self.state().active.keys().copied().collect();
         for i in active {
-            let r = self.stop(i, true).await;
+            let r = self.stop(i, Some(FINAL_HEAL)).await;
             if r.is_err() {
                 self.state().active.remove(&i);
             }

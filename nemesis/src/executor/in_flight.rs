@@ -22,7 +22,7 @@ const IN_FLIGHT_POLL: Duration = Duration::from_millis(5);
 /// How long after a pause of an operation in flight the live history is asked whether that
 /// operation was still open: a reply the worker sent just before it froze reaches the history
 /// within this (on a loaded machine too), one it had not sent comes only after the thaw.
-const SETTLE: Duration = Duration::from_millis(100);
+pub(super) const SETTLE: Duration = Duration::from_millis(100);
 
 /// The delay after an acquire's invoke at which it is struck: drawn in `[0, latency]` from the
 /// step's pick and the invoke's index (one seed, one history: the same delays); no latency
