@@ -19,10 +19,19 @@ pub enum ResourceLog {
     Missing(String),
 }
 
+/// Whether the lock service's own record (`service.jsonl`) was there to read, and what it says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServiceLog {
+    Present(std::sync::Arc<Vec<results::service_log::ServiceEntry>>),
+    /// Absent or unreadable, with the reason (naming the file).
+    Missing(String),
+}
+
 /// What a checker learns when the streams end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct End {
     pub resource_log: ResourceLog,
+    pub service_log: ServiceLog,
     /// Time of the last history event (ns since start), if any.
     pub last_time: Option<u64>,
 }

@@ -137,6 +137,19 @@ pub fn held_after_loss(observation: String) -> Diagnosis {
     )
 }
 
+pub fn granted_gone(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "the lock client decided it held the lock without asking whether its own key still \
+         existed: its session or lease expired while it waited in the queue, the service deleted \
+         its key, and the client took the deletion of the keys ahead of it as its turn",
+        "whether the library reads its own key back after its wait, and how it learns that its \
+         session or lease expired while it was blocked",
+        "treat a grant as valid only with a fence token the resource compares; report the \
+         library's version and settings upstream",
+    )
+}
+
 pub fn concurrent_holders_renewal_failed(observation: String) -> Diagnosis {
     d(
         observation,

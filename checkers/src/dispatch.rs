@@ -14,7 +14,7 @@
 
 use crate::checker::{Checker, Context, Findings};
 use crate::kinds::{
-    ConcurrentHolders, DoubleRelease, DuplicateEffect, DuplicateToken, HeldAfterLoss,
+    ConcurrentHolders, DoubleRelease, DuplicateEffect, DuplicateToken, GrantedGone, HeldAfterLoss,
     LockedOutClient, LostUpdate, StaleAcceptedWrite, StuckLock,
 };
 use results::store::CheckConfig;
@@ -31,10 +31,11 @@ pub(crate) enum Dispatch {
     StuckLock(StuckLock),
     HeldAfterLoss(HeldAfterLoss),
     LockedOutClient(LockedOutClient),
+    GrantedGone(GrantedGone),
     Other(Box<dyn Checker>),
 }
 
-/// The nine checkers of docs/design.md, "Anomaly kinds" (eleven kinds: double-release also sorts
+/// The ten checkers of docs/design.md, "Anomaly kinds" (twelve kinds: double-release also sorts
 /// out release-of-lost-lock, duplicate-token token-regression) under this configuration, in
 /// report order.
 pub(crate) fn standard(cfg: &CheckConfig) -> Vec<Dispatch> {
@@ -52,6 +53,7 @@ pub(crate) fn standard(cfg: &CheckConfig) -> Vec<Dispatch> {
             cfg.recovery_slack,
             cfg.workers,
         )),
+        Dispatch::GrantedGone(GrantedGone::default()),
     ]
 }
 
@@ -85,6 +87,7 @@ impl Dispatch {
             Dispatch::DuplicateEffect(c) => out_of_line(c, e, cx, out),
             Dispatch::StuckLock(c) => out_of_line(c, e, cx, out),
             Dispatch::HeldAfterLoss(c) => out_of_line(c, e, cx, out),
+            Dispatch::GrantedGone(c) => out_of_line(c, e, cx, out),
             Dispatch::LockedOutClient(c) => out_of_line(c, e, cx, out),
             Dispatch::Other(c) => c.event(e, cx, out),
         }
@@ -101,6 +104,7 @@ impl Dispatch {
             Dispatch::DuplicateEffect(c) => Box::new(c),
             Dispatch::StuckLock(c) => Box::new(c),
             Dispatch::HeldAfterLoss(c) => Box::new(c),
+            Dispatch::GrantedGone(c) => Box::new(c),
             Dispatch::LockedOutClient(c) => Box::new(c),
             Dispatch::Other(c) => c,
         }
@@ -117,6 +121,7 @@ impl Dispatch {
             Dispatch::DuplicateEffect(c) => c,
             Dispatch::StuckLock(c) => c,
             Dispatch::HeldAfterLoss(c) => c,
+            Dispatch::GrantedGone(c) => c,
             Dispatch::LockedOutClient(c) => c,
             Dispatch::Other(c) => &**c,
         }
@@ -133,6 +138,7 @@ impl Dispatch {
             Dispatch::DuplicateEffect(c) => c,
             Dispatch::StuckLock(c) => c,
             Dispatch::HeldAfterLoss(c) => c,
+            Dispatch::GrantedGone(c) => c,
             Dispatch::LockedOutClient(c) => c,
             Dispatch::Other(c) => &mut **c,
         }

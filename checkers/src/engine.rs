@@ -4,7 +4,9 @@
 //! and none granted, writes attempted and none decided) > Valid. A checker that panics is caught, stopped,
 //! and named in the verdict; the run is then unknown rather than crashed.
 
-use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, ResourceLog};
+use crate::checker::{
+    Checker, Context, End, Findings, Interests, Outcome, ResourceLog, ServiceLog,
+};
 use crate::dispatch::{self, Dispatch};
 use crate::holds::{self, Hold, HoldBook, Recycler};
 use crate::locks::{LockId, LockNames};
@@ -64,6 +66,7 @@ pub struct Engine {
     first_time: u64,
     last_time: u64,
     resource_log: ResourceLog,
+    service_log: ServiceLog,
 }
 
 impl std::fmt::Debug for Engine {
@@ -152,6 +155,9 @@ impl Engine {
             first_time: 0,
             last_time: 0,
             resource_log: ResourceLog::Present,
+            service_log: ServiceLog::Missing(
+                "the run has no service.jsonl (recorded without an observer, or converted)".into(),
+            ),
         }
     }
 
@@ -280,10 +286,21 @@ impl Engine {
         self.resource_log = ResourceLog::Missing(why);
     }
 
+    /// The lock service's record, whole (it holds only the lock keys' changes).
+    pub fn service_log(&mut self, record: Vec<results::service_log::ServiceEntry>) {
+        self.service_log = ServiceLog::Present(std::sync::Arc::new(record));
+    }
+
+    /// Says the service's record could not be read; the kinds that need it become unknown.
+    pub fn service_log_missing(&mut self, why: String) {
+        self.service_log = ServiceLog::Missing(why);
+    }
+
     /// Ends the streams and composes the verdict.
     pub fn finish(mut self) -> Verdict {
         let end = End {
             resource_log: self.resource_log.clone(),
+            service_log: self.service_log.clone(),
             last_time: self.times().map(|(_, last)| last),
         };
         let mut verdict = Verdict {

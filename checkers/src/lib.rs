@@ -32,7 +32,7 @@ pub mod procs;
 pub mod synth;
 pub mod testkit;
 
-pub use checker::{Checker, Context, End, Findings, Interests, Outcome, ResourceLog};
+pub use checker::{Checker, Context, End, Findings, Interests, Outcome, ResourceLog, ServiceLog};
 pub use engine::{check, check_stream, Engine};
 pub use results::store::CheckConfig;
 pub use results::Verdict;

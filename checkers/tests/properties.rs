@@ -56,6 +56,8 @@ fn plantable(kind: AnomalyKind, s: &Shape) -> bool {
         HeldAfterLoss => s.workers > 1 && (s.tokens || !s.all_wait),
         // Two others take turns while it fails through the history's last holds.
         LockedOutClient => s.workers >= 3 && s.holds >= LOCKED_OUT_HOLDS,
+        // Judged against the service's record, which a history alone does not carry.
+        GrantedGone => false,
     }
 }
 

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 pub const TEST_YAML: &str = "test.yaml";
 pub const HISTORY: &str = "history.jsonl";
 pub const RESOURCE_LOG: &str = "resource.jsonl";
+pub const SERVICE_LOG: &str = "service.jsonl";
 pub const RESULTS: &str = "results.json";
 pub const REPORT: &str = "report.html";
 pub const JUNIT: &str = "junit.xml";
@@ -72,6 +73,10 @@ impl RunDir {
 
     pub fn resource_log(&self) -> PathBuf {
         self.file(RESOURCE_LOG)
+    }
+
+    pub fn service_log(&self) -> PathBuf {
+        self.file(SERVICE_LOG)
     }
 
     pub fn nodes(&self) -> PathBuf {

@@ -2,6 +2,7 @@
 //!
 //! - [`event`]: one line of `history.jsonl` (Jepsen operation semantics).
 //! - [`resource_log`]: one line of `resource.jsonl`, the resource's own ground truth.
+//! - [`service_log`]: one line of `service.jsonl`, the lock service's own record of its keys.
 //! - [`jsonl`]: crash-safe appenders and streaming readers for both files.
 //! - [`layout`]: the run directory, its file names, and `results/runs/latest`.
 //! - [`clock`]: run-relative CLOCK_MONOTONIC time shared by host and containers.
@@ -35,6 +36,7 @@ pub mod provider;
 pub mod reach;
 pub mod resource_log;
 pub mod run_state;
+pub mod service_log;
 pub mod store;
 pub mod verdict;
 

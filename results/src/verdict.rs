@@ -20,10 +20,11 @@ pub enum AnomalyKind {
     StuckLock,
     HeldAfterLoss,
     LockedOutClient,
+    GrantedGone,
 }
 
 impl AnomalyKind {
-    pub const ALL: [AnomalyKind; 11] = [
+    pub const ALL: [AnomalyKind; 12] = [
         AnomalyKind::StaleAcceptedWrite,
         AnomalyKind::DuplicateToken,
         AnomalyKind::TokenRegression,
@@ -35,6 +36,7 @@ impl AnomalyKind {
         AnomalyKind::StuckLock,
         AnomalyKind::HeldAfterLoss,
         AnomalyKind::LockedOutClient,
+        AnomalyKind::GrantedGone,
     ];
 
     pub fn as_str(&self) -> &'static str {
@@ -50,6 +52,7 @@ impl AnomalyKind {
             AnomalyKind::DuplicateEffect => "duplicate-effect",
             AnomalyKind::StuckLock => "stuck-lock",
             AnomalyKind::LockedOutClient => "locked-out-client",
+            AnomalyKind::GrantedGone => "granted-gone",
         }
     }
 
@@ -63,7 +66,9 @@ impl AnomalyKind {
     /// client that still answered `held` after another was granted the lock (a belief, which
     /// only the writes it goes on to make can turn into harm); and `locked-out-client`, a
     /// worker whose acquires kept failing while others took the lock (contention makes some
-    /// acquires fail legitimately, and an unfair lock may starve one client for a while).
+    /// acquires fail legitimately, and an unfair lock may starve one client for a while);
+    /// `granted-gone`, a grant of a key the service had already deleted (a belief the service
+    /// contradicts, harmful only through the writes it goes on to make).
     pub fn observed_by_default(self) -> bool {
         matches!(
             self,
@@ -71,6 +76,7 @@ impl AnomalyKind {
                 | AnomalyKind::ReleaseOfLostLock
                 | AnomalyKind::HeldAfterLoss
                 | AnomalyKind::LockedOutClient
+                | AnomalyKind::GrantedGone
         )
     }
 

@@ -35,6 +35,14 @@ pub fn check(stored: &Stored, anomaly: &Anomaly) -> Result<(), Refusal> {
                  one again; `fencecheck shrink` makes the run itself smaller instead",
             ))
         }
+        AnomalyKind::GrantedGone => {
+            return Err(Refusal::new(
+                "granted-gone sets a client's grant against the lock service's own record of its \
+                 key: the key deleted (its session expired) while the client waited in the queue. \
+                 A replay cannot expire a waiting client's session at the service; re-run the \
+                 run's test.yaml (same seed) instead",
+            ))
+        }
         AnomalyKind::LockedOutClient => {
             return Err(Refusal::new(
                 "locked-out-client is one worker's acquires failing over a window longer than \

@@ -1,6 +1,7 @@
 //! Phase 9 of a run, and all of `fencecheck check`: the checkers over a run directory. Streams
 //! `history.jsonl` and `resource.jsonl` through every checker (memory follows open holds, not
-//! history length), writes `results.json`, and prints one line per anomaly kind. A live run and a
+//! history length), hands them the lock service's record (`service.jsonl`, small: only the lock
+//! keys' changes) whole, writes `results.json`, and prints one line per anomaly kind. A live run and a
 //! re-check of its directory judge the same way, through this file.
 //!
 //! A last line cut off mid-write (a killed writer) is not malformed input: everything before it
@@ -59,6 +60,10 @@ pub fn check_run_dir(dir: &Path) -> anyhow::Result<Verdict> {
     } else {
         let missing = run.file(RESOURCE_LOG);
         engine.resource_log_missing(format!("{}: missing", missing.display()));
+    }
+    // The lock service's own record, where the run has one; a malformed line is an error.
+    if let Some(record) = run.service_log()? {
+        engine.service_log(record);
     }
     let mut verdict = engine.finish();
     for why in torn {

@@ -450,6 +450,12 @@ impl Site for ContainerSite {
         ))
     }
 
+    fn observe(&self, path: &std::path::Path) -> anyhow::Result<Box<dyn Send>> {
+        let observer =
+            super::observe::start(&self.deployment.cluster, self.clock, path, &self.log)?;
+        Ok(Box::new(observer))
+    }
+
     fn finish(&self) -> BoxFuture<'_, anyhow::Result<()>> {
         Box::pin(async move {
             let torn = self.env.teardown().await;

@@ -8,7 +8,8 @@
 //!    this process ([`in_process`], the memory provider);
 //! 6. **workload** (phases 6–7, [`workload`]): every worker loops acquire → work → write →
 //!    release while the nemesis runs its plan, for the time limit; every fault healed; the
-//!    recovery window; the history is written as it happens;
+//!    recovery window; the history is written as it happens, and the lock service's own record
+//!    beside it ([`observe`]);
 //! 8. **finish**: the site removes what it started (on every path) and `state.json` says how
 //!    the run ended;
 //! 9. **check** ([`check`]): the checkers over the history and the resource log →
@@ -27,6 +28,7 @@ pub mod in_process;
 pub mod launch;
 pub mod links;
 pub mod live;
+pub mod observe;
 pub mod prepare;
 pub mod progress;
 pub mod release;

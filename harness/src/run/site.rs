@@ -48,6 +48,12 @@ pub trait Site: Send + Sync {
     /// guard is dropped; the deaths go to `history`.
     fn watch(&self, history: &Arc<HistoryWriter>) -> Box<dyn Send>;
 
+    /// Starts the observer of the lock service's own record, writing to `path`, until the
+    /// returned guard is dropped; nothing where the service has no observer (no file written).
+    fn observe(&self, _path: &std::path::Path) -> anyhow::Result<Box<dyn Send>> {
+        Ok(Box::new(()))
+    }
+
     /// Recording is over: everything the site started is removed.
     fn finish(&self) -> BoxFuture<'_, anyhow::Result<()>>;
 }

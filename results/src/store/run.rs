@@ -7,9 +7,10 @@ use super::lines::{for_each_line, stream_history_lines, stream_resource_log};
 use super::{CheckConfig, StoreError};
 use crate::event::Event;
 use crate::event_ref::{EventRef, ResourceRef};
-use crate::layout::{CLIENTS, HISTORY, RESOURCE_LOG, RESULTS, TEST_YAML};
+use crate::layout::{CLIENTS, HISTORY, RESOURCE_LOG, RESULTS, SERVICE_LOG, TEST_YAML};
 use crate::resource_log::ResourceEntry;
 use crate::run_state::RunState;
+use crate::service_log::ServiceEntry;
 use crate::verdict::Verdict;
 use serde::de::DeserializeOwned;
 use std::io;
@@ -139,6 +140,16 @@ impl RunReader {
             return Ok(Vec::new());
         }
         whole(&self.file(RESOURCE_LOG))
+    }
+
+    /// The lock service's record (`service.jsonl`), whole (it holds only the lock keys'
+    /// changes); `None` when the run has none (recorded without an observer, or converted).
+    pub fn service_log(&self) -> Result<Option<Vec<ServiceEntry>>, StoreError> {
+        let path = self.file(SERVICE_LOG);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        whole(&path).map(Some)
     }
 }
 

@@ -1,0 +1,139 @@
+//! Specifications of the kinds judged against the lock service's own record (`service.jsonl`):
+//! `granted-gone`, a client granted the lock on a key the service had already deleted.
+
+mod common;
+use checkers::testkit::*;
+use checkers::{CheckConfig, Engine};
+use common::*;
+use results::service_log::{ServiceEntry, ServiceWhat};
+use results::{AnomalyKind::*, Event, Validity, Verdict};
+
+fn grant(p: u32, lease: &str, at_ms: u64) -> [Event; 2] {
+    [
+        invoke(p, Acquire).lock("l").at_ms(at_ms),
+        ok(p, Acquire)
+            .lock("l")
+            .lease(lease)
+            .owner(&format!("w{p}"))
+            .at_ms(at_ms + 1),
+    ]
+}
+
+fn change(what: ServiceWhat, key: &str, owner: &str, created: i64, revision: i64) -> ServiceEntry {
+    let mut e = ServiceEntry::new(revision as u64 * 1_000_000, what);
+    e.key = Some(key.into());
+    e.owner = Some(owner.into());
+    e.created = Some(created);
+    e.revision = Some(revision);
+    e
+}
+
+fn watching(from: i64) -> ServiceEntry {
+    let mut e = ServiceEntry::new(0, ServiceWhat::Watching);
+    e.revision = Some(from);
+    e
+}
+
+/// Judges `events` with `record` as the service's record (none: the run has no service.jsonl).
+fn judged(events: Vec<Event>, record: Option<Vec<ServiceEntry>>) -> Verdict {
+    let mut engine = Engine::new(&CheckConfig::default());
+    for e in history(events) {
+        engine.event(&e.as_ref());
+    }
+    if let Some(record) = record {
+        engine.service_log(record);
+    }
+    engine.finish()
+}
+
+/// /l/a (a's) is the holder; /l/b (b's) queues behind it. b's session expires while it waits:
+/// the service deletes /l/b at revision `b_gone`; a releases at revision `a_gone`.
+fn queue_of_two(b_gone: i64, a_gone: i64) -> (Vec<Event>, Vec<ServiceEntry>) {
+    let mut events: Vec<Event> = grant(1, "/l/a@2", 0).into();
+    events.extend(grant(2, "/l/b@3", 10));
+    let mut record = vec![
+        watching(2),
+        change(ServiceWhat::Put, "/l/a", "a", 2, 2),
+        change(ServiceWhat::Put, "/l/b", "b", 3, 3),
+        change(ServiceWhat::Delete, "/l/b", "b", 3, b_gone),
+        change(ServiceWhat::Delete, "/l/a", "a", 2, a_gone),
+    ];
+    record.sort_by_key(|e| e.revision);
+    (events, record)
+}
+
+#[test]
+fn a_waiter_granted_after_its_own_key_was_deleted_was_granted_something_gone() {
+    let (events, record) = queue_of_two(4, 5);
+    let v = judged(events, Some(record));
+    let found = only(&v, GrantedGone);
+    assert_eq!(found.len(), 1, "{:#?}", v.anomalies);
+    let ev = &found[0].evidence;
+    assert_eq!(ev.key.as_deref(), Some("/l/b"));
+    assert_eq!(ev.other["deleted_revision"], 4);
+    assert_eq!(ev.other["turn_revision"], 5);
+    assert_eq!(ev.other["ahead_key"], "/l/a");
+    assert!(found[0].summary.contains("deleted that key at revision 4"));
+    // Observed by default: a belief the service contradicts, not harm.
+    assert_eq!(v.valid, Validity::Valid, "{:?}", v.unknown_reasons);
+    assert!(!found[0].fails);
+}
+
+#[test]
+fn a_waiter_whose_key_outlived_the_key_ahead_of_it_was_granted_its_own() {
+    // The near miss: the same history, but the service deleted /l/a (revision 4) before /l/b.
+    let (events, record) = queue_of_two(5, 4);
+    let v = judged(events, Some(record));
+    assert!(only(&v, GrantedGone).is_empty(), "{:#?}", v.anomalies);
+    assert_eq!(status(&v, GrantedGone), "checked");
+}
+
+#[test]
+fn a_grant_the_library_dated_after_its_keys_delete_was_granted_something_gone() {
+    let lease = "/l/b granted at revision 6 lease b";
+    let grants = |gone: i64| {
+        let events: Vec<Event> = grant(2, lease, 10).into();
+        let record = vec![
+            watching(2),
+            change(ServiceWhat::Put, "/l/b", "b", 3, 3),
+            change(ServiceWhat::Delete, "/l/b", "b", 3, gone),
+        ];
+        judged(events, Some(record))
+    };
+    let v = grants(4);
+    let found = only(&v, GrantedGone);
+    assert_eq!(found.len(), 1, "{:#?}", v.anomalies);
+    assert_eq!(found[0].evidence.other["created_revision"], 3);
+    assert_eq!(found[0].evidence.other["turn_revision"], 6);
+    // The near miss: the key went after the revision the library named.
+    let v = grants(7);
+    assert!(only(&v, GrantedGone).is_empty(), "{:#?}", v.anomalies);
+}
+
+#[test]
+fn without_the_services_record_such_grants_are_unknown_and_other_grants_not_applicable() {
+    let (events, _) = queue_of_two(4, 5);
+    let v = judged(events, None);
+    assert_eq!(status(&v, GrantedGone), "unknown");
+    assert_eq!(v.valid, Validity::Unknown);
+    assert!(
+        v.unknown_reasons
+            .iter()
+            .any(|r| r.contains("no service.jsonl")),
+        "{:?}",
+        v.unknown_reasons
+    );
+    let v = judged(grant(1, "L1", 0).into(), None);
+    assert_eq!(status(&v, GrantedGone), "not applicable");
+    assert_eq!(v.valid, Validity::Valid, "{:?}", v.unknown_reasons);
+}
+
+#[test]
+fn a_record_with_a_gap_decides_nothing_it_did_not_see() {
+    let (events, mut record) = queue_of_two(5, 4);
+    let mut gap = ServiceEntry::new(4_500_000, ServiceWhat::Gap);
+    gap.error = Some("etcd compacted its history".into());
+    record.insert(3, gap);
+    let v = judged(events, Some(record));
+    assert_eq!(status(&v, GrantedGone), "unknown");
+}

@@ -1,0 +1,70 @@
+//! One line of `service.jsonl`: the lock service's own record of its lock keys, as an observer
+//! beside the nodes saw them change (docs/design.md, "service.jsonl"). The history says what each
+//! client was told and the resource log what the resource decided; this says what the service
+//! held, so a grant can be set against the key, node or session it names.
+
+use serde::{Deserialize, Serialize};
+
+/// What one line records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ServiceWhat {
+    /// The observer's record starts (or starts again after a gap) at `revision`: every change
+    /// from there on follows.
+    Watching,
+    /// A key was written (created when `created` equals `revision`).
+    Put,
+    /// A key was deleted (by a client, or with its expired lease or session); `created`,
+    /// `owner` and `value` are the deleted key's.
+    Delete,
+    /// The observer lost the service and could not take the record up where it broke off:
+    /// changes between this line and the next `watching` are unknown.
+    Gap,
+    /// A round trip through the service's change stream: `lag_ns` bounds how late a change
+    /// committed before it reached the observer.
+    Progress,
+}
+
+/// One change of a lock key as the service reported it, on the run's clock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServiceEntry {
+    /// Nanoseconds since the run's start, when the observer received it.
+    pub time: u64,
+    pub what: ServiceWhat,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// Who the service says owns the key: etcd's lease ID (hex).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// The key's creation in the service's own order: etcd's create revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<i64>,
+    /// The change's place in the service's own order: etcd's revision of the put or delete,
+    /// or where a `watching` line starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_ns: Option<u64>,
+    /// Why a `gap` began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl ServiceEntry {
+    /// A line of `what` at `time`, every other field empty.
+    pub fn new(time: u64, what: ServiceWhat) -> Self {
+        ServiceEntry {
+            time,
+            what,
+            key: None,
+            value: None,
+            owner: None,
+            created: None,
+            revision: None,
+            lag_ns: None,
+            error: None,
+        }
+    }
+}
