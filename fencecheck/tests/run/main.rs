@@ -18,6 +18,7 @@ mod pipeline;
 mod replay_cli;
 mod replay_library;
 mod reproduce_cli;
+mod service_record;
 mod shrink_memory;
 mod unplanned;
 mod weak_moments;
