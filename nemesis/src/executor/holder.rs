@@ -23,11 +23,12 @@ impl<C: NodeControl, T: Topology> Nemesis<'_, C, T> {
         deadline: tokio::time::Instant,
     ) -> Result<bool, NemesisError> {
         tokio::time::sleep(SETTLE).await;
-        let holding = self.topology.moments().await.holding;
+        let now = self.topology.moments().await;
+        let holds = |t: &String| now.holding.contains(t) || now.holder.as_ref() == Some(t);
         let Some(targets) = self.state().active.get(&i).map(|a| a.targets.clone()) else {
             return Ok(true);
         };
-        let gone: Vec<&String> = targets.iter().filter(|t| !holding.contains(t)).collect();
+        let gone: Vec<&String> = targets.iter().filter(|t| !holds(t)).collect();
         if gone.is_empty() {
             return Ok(true);
         }
