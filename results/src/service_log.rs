@@ -15,8 +15,14 @@ pub enum ServiceWhat {
     /// A key was written (created when `created` equals `revision`).
     Put,
     /// A key was deleted (by a client, or with its expired lease or session); `created`,
-    /// `owner` and `value` are the deleted key's.
+    /// `owner` and `value` are the deleted key's, where the service says them.
     Delete,
+    /// The service deleted a key itself because its time to live ran out, where the service
+    /// tells that apart from a client's delete (Redis).
+    Expired,
+    /// A key's expiry was moved without a new value (a Redis `PEXPIRE`: a renewal); `ttl_ms` is
+    /// its new time to live.
+    Renewed,
     /// The observer lost the service and could not take the record up where it broke off:
     /// changes between this line and the next `watching` are unknown.
     Gap,
@@ -35,16 +41,25 @@ pub struct ServiceEntry {
     pub key: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
-    /// Who the service says owns the key: etcd's lease ID (hex).
+    /// The node whose view this is, where the service has no one order of its own (each Redis
+    /// server); absent for a service that answers as one (etcd, ZooKeeper, PostgreSQL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// Who the service says owns the key: etcd's lease ID (hex), ZooKeeper's ephemeral owner
+    /// session (hex), the PostgreSQL backend's pid. Redis has no owner apart from the value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
-    /// The key's creation in the service's own order: etcd's create revision.
+    /// The key's creation in the service's own order: etcd's create revision, ZooKeeper's czxid.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created: Option<i64>,
     /// The change's place in the service's own order: etcd's revision of the put or delete,
     /// or where a `watching` line starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<i64>,
+    /// The key's time to live in milliseconds as the observer read it right after the change
+    /// (Redis).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_ns: Option<u64>,
     /// Why a `gap` began.
@@ -58,11 +73,13 @@ impl ServiceEntry {
         ServiceEntry {
             time,
             what,
+            node: None,
             key: None,
             value: None,
             owner: None,
             created: None,
             revision: None,
+            ttl_ms: None,
             lag_ns: None,
             error: None,
         }

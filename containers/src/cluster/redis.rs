@@ -1,7 +1,8 @@
 //! Redis 7: one master (`redis`) or five independent masters (`redlock`). Ready when every master
 //! answers PING. Persistence is the test's (`persistence:`): off by default (`--save ""`, no
 //! AOF), so a killed and restarted master comes back empty, which is the deployment Redlock's
-//! critics point at; with the append-only file it comes back with what it wrote.
+//! critics point at; with the append-only file it comes back with what it wrote. Every server
+//! announces its key changes (keyspace notifications) for the run's observer.
 
 use super::probe::redis_ping;
 use super::Cluster;
@@ -50,6 +51,10 @@ pub(crate) fn server_spec(
         "no",
         "--dir",
         DATA_DIR,
+        // What the lock service's observer follows: keyspace notifications (K) of generic
+        // commands (g: del, expire), string commands ($: set), expiries (x) and evictions (e).
+        "--notify-keyspace-events",
+        "Kg$xe",
     ]
     .iter()
     .chain(persistence.redis_args())

@@ -450,10 +450,16 @@ impl Site for ContainerSite {
         ))
     }
 
-    fn observe(&self, path: &std::path::Path) -> anyhow::Result<Box<dyn Send>> {
-        let observer =
-            super::observe::start(&self.deployment.cluster, self.clock, path, &self.log)?;
-        Ok(Box::new(observer))
+    fn observe<'a>(
+        &'a self,
+        path: &'a std::path::Path,
+    ) -> BoxFuture<'a, anyhow::Result<Box<dyn Send>>> {
+        Box::pin(async move {
+            let observer =
+                super::observe::start(&self.deployment.cluster, self.clock, path, &self.log)
+                    .await?;
+            Ok(Box::new(observer) as Box<dyn Send>)
+        })
     }
 
     fn finish(&self) -> BoxFuture<'_, anyhow::Result<()>> {

@@ -3,10 +3,14 @@
 //! on 127.0.0.1, and writes each change to `service.jsonl` on the run's clock. Faults act inside
 //! the run's network and on the nodes' processes, so they do not cut the observer off unless a
 //! node it reads is frozen or killed; a change stream it could not take up again where it broke
-//! off is recorded as a gap. Providers without an observer yet write no `service.jsonl`, and the
-//! kinds that need it stay unknown where they apply.
+//! off is recorded as a gap. One observer per provider; each follows one or more streams (etcd's
+//! one watch, each Redis server's notifications), and the record is whole only while every
+//! stream is followed.
 
 mod etcd;
+mod postgres;
+mod redis;
+mod zookeeper;
 
 use super::prepare::HarnessLog;
 use anyhow::Context;
@@ -14,8 +18,10 @@ use containers::cluster::ClusterHandle;
 use results::jsonl::JsonlWriter;
 use results::service_log::{ServiceEntry, ServiceWhat};
 use results::{Provider, RunClock};
+use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
 /// Stops the observer when dropped, recording a gap if it was cut off at that moment.
 pub struct Observer {
@@ -26,9 +32,15 @@ pub struct Observer {
 impl Drop for Observer {
     fn drop(&mut self) {
         self.task.abort();
-        if !self.out.following() {
-            self.out
-                .gap("the run ended while the observer was cut off from the service");
+        let cut_off = self.out.cut_off();
+        if !cut_off.is_empty() {
+            self.out.gap(
+                None,
+                &format!(
+                    "the run ended while the observer was cut off from {}",
+                    cut_off.join(", ")
+                ),
+            );
         }
         if let Err(e) = self.out.writer.sync() {
             self.out
@@ -38,12 +50,13 @@ impl Drop for Observer {
     }
 }
 
-/// Where an observer writes, and whether it is following the service's changes right now.
+/// Where an observer writes, and which of its streams are following the service's changes
+/// right now (by name: `service` for a single stream, a node's name otherwise).
 struct Record {
     writer: JsonlWriter,
     clock: RunClock,
     log: HarnessLog,
-    following: std::sync::atomic::AtomicBool,
+    following: Mutex<BTreeMap<String, bool>>,
 }
 
 impl Record {
@@ -57,33 +70,65 @@ impl Record {
         self.clock.now()
     }
 
-    fn following(&self) -> bool {
-        self.following.load(std::sync::atomic::Ordering::Relaxed)
+    fn streams(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, bool>> {
+        self.following.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn set_following(&self, yes: bool) {
-        self.following
-            .store(yes, std::sync::atomic::Ordering::Relaxed);
+    /// Whether `stream` is following the service's changes now.
+    fn following(&self, stream: &str) -> bool {
+        self.streams().get(stream).copied().unwrap_or(false)
     }
 
-    fn gap(&self, why: &str) {
+    fn set_following(&self, stream: &str, yes: bool) {
+        self.streams().insert(stream.to_string(), yes);
+    }
+
+    /// Whether every stream (at least one) follows now.
+    fn following_all(&self) -> bool {
+        let streams = self.streams();
+        !streams.is_empty() && streams.values().all(|f| *f)
+    }
+
+    /// The streams not following now.
+    fn cut_off(&self) -> Vec<String> {
+        let streams = self.streams();
+        streams
+            .iter()
+            .filter(|(_, following)| !**following)
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    /// Records that changes of `node` (every node: `None`) are unknown from now until its next
+    /// `watching` line.
+    fn gap(&self, node: Option<&str>, why: &str) {
         let mut e = ServiceEntry::new(self.now(), ServiceWhat::Gap);
+        e.node = node.map(str::to_string);
         e.error = Some(why.to_string());
         self.write(&e);
-        self.set_following(false);
+        let mut streams = self.streams();
+        for (name, following) in streams.iter_mut() {
+            if node.is_none_or(|n| n == name) {
+                *following = false;
+            }
+        }
     }
 }
 
-/// Starts the observer of `cluster`'s provider writing to `path`; `None` for a provider that has
-/// none yet (no file is written).
-pub fn start(
+/// How long the workload waits for the observer to follow the service before it starts
+/// anyway, its record then beginning late.
+const READY: Duration = Duration::from_secs(5);
+
+/// Starts the observer of `cluster`'s provider writing to `path`, and waits until it follows
+/// every stream (at most [`READY`]).
+pub async fn start(
     cluster: &Arc<RwLock<ClusterHandle>>,
     clock: RunClock,
     path: &Path,
     log: &HarnessLog,
 ) -> anyhow::Result<Option<Observer>> {
     let provider = cluster.read().unwrap_or_else(|p| p.into_inner()).provider;
-    if provider != Provider::Etcd {
+    if provider == Provider::Memory {
         return Ok(None);
     }
     let writer =
@@ -92,8 +137,29 @@ pub fn start(
         writer,
         clock,
         log: log.clone(),
-        following: false.into(),
+        following: Mutex::new(BTreeMap::new()),
     });
-    let task = tokio::spawn(etcd::follow(cluster.clone(), out.clone()));
+    let cluster = cluster.clone();
+    let task = match provider {
+        Provider::Etcd => tokio::spawn(etcd::follow(cluster, out.clone())),
+        Provider::Zookeeper => tokio::spawn(zookeeper::follow(cluster, out.clone())),
+        Provider::Redis | Provider::Redlock | Provider::RedisSentinel => {
+            tokio::spawn(redis::follow(cluster, out.clone()))
+        }
+        Provider::Postgres => tokio::spawn(postgres::follow(cluster, out.clone())),
+        Provider::Memory => return Ok(None),
+    };
+    let waited = tokio::time::Instant::now();
+    while !out.following_all() {
+        if waited.elapsed() >= READY {
+            log.line(&format!(
+                "service.jsonl: the observer did not follow {} within {READY:?}; the workload \
+                 starts and the record begins late",
+                out.cut_off().join(", ")
+            ));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     Ok(Some(Observer { task, out }))
 }

@@ -49,9 +49,13 @@ pub trait Site: Send + Sync {
     fn watch(&self, history: &Arc<HistoryWriter>) -> Box<dyn Send>;
 
     /// Starts the observer of the lock service's own record, writing to `path`, until the
-    /// returned guard is dropped; nothing where the service has no observer (no file written).
-    fn observe(&self, _path: &std::path::Path) -> anyhow::Result<Box<dyn Send>> {
-        Ok(Box::new(()))
+    /// returned guard is dropped, and waits (a bounded time) until it follows the service;
+    /// nothing where the service has no observer (no file written).
+    fn observe<'a>(
+        &'a self,
+        _path: &'a std::path::Path,
+    ) -> BoxFuture<'a, anyhow::Result<Box<dyn Send>>> {
+        Box::pin(async { Ok(Box::new(()) as Box<dyn Send>) })
     }
 
     /// Recording is over: everything the site started is removed.

@@ -49,7 +49,7 @@ pub async fn record(
     // Until recording ends: what nobody planned (a node that dies) goes into the history.
     let _watch = site.watch(&history);
     // Until recording ends: what the lock service itself held.
-    let _observer = site.observe(&dir.service_log())?;
+    let _observer = site.observe(&dir.service_log()).await?;
     progress.phase("workload");
     let until = plan.time_limit.get() + plan.recovery.get();
     // The workload and the fault plan start together, now: the plan's times (and its end, the

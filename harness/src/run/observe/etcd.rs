@@ -16,6 +16,9 @@ use tokio::time::Instant;
 /// How long the observer waits before it connects again after the watch broke.
 const RETRY: Duration = Duration::from_millis(200);
 
+/// The name of etcd's one stream.
+const STREAM: &str = "etcd";
+
 /// How often the observer asks the stream for its progress.
 const PROGRESS: Duration = Duration::from_secs(1);
 
@@ -23,10 +26,11 @@ const PROGRESS: Duration = Duration::from_secs(1);
 pub(super) async fn follow(cluster: Arc<RwLock<ClusterHandle>>, out: Arc<Record>) {
     // The next revision the record needs; none before the first watch began.
     let mut next: Option<i64> = None;
+    out.set_following(STREAM, false);
     loop {
         let why = watch(&cluster, &out, &mut next).await;
-        if out.following() {
-            out.set_following(false);
+        if out.following(STREAM) {
+            out.set_following(STREAM, false);
             out.log.line(&format!(
                 "service.jsonl: the etcd watch broke ({why}); taking it up again from revision {}",
                 next.map_or("now".to_string(), |n| n.to_string())
@@ -66,7 +70,7 @@ async fn watch(
     loop {
         tokio::select! {
             _ = tick.tick() => {
-                if asked.is_none() && out.following() {
+                if asked.is_none() && out.following(STREAM) {
                     if let Err(e) = ask.request_progress().await {
                         return format!("asking for progress: {e}");
                     }
@@ -97,9 +101,12 @@ fn take(
     if r.canceled() {
         let compacted = r.compact_revision();
         if compacted > 0 {
-            out.gap(&format!(
+            out.gap(
+                None,
+                &format!(
                 "etcd compacted its history up to revision {compacted} while the watch was down"
-            ));
+            ),
+            );
             *next = None;
         }
         return Some(format!("the watch was cancelled: {}", r.cancel_reason()));
@@ -110,7 +117,7 @@ fn take(
         e.revision = Some(from);
         out.write(&e);
         *next = Some(from);
-        out.set_following(true);
+        out.set_following(STREAM, true);
         return None;
     }
     if r.events().is_empty() {
