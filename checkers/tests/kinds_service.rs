@@ -1,5 +1,6 @@
 //! Specifications of the kinds judged against the lock service's own record (`service.jsonl`):
-//! `granted-gone`, a client granted the lock on a key the service had already deleted.
+//! `granted-gone`, a client granted the lock on a key the service had already deleted; and the
+//! service's holder that `stuck-lock` names.
 
 mod common;
 use checkers::testkit::*;
@@ -36,7 +37,15 @@ fn watching(from: i64) -> ServiceEntry {
 
 /// Judges `events` with `record` as the service's record (none: the run has no service.jsonl).
 fn judged(events: Vec<Event>, record: Option<Vec<ServiceEntry>>) -> Verdict {
-    let mut engine = Engine::new(&CheckConfig::default());
+    judged_with(&CheckConfig::default(), events, record)
+}
+
+fn judged_with(
+    cfg: &CheckConfig,
+    events: Vec<Event>,
+    record: Option<Vec<ServiceEntry>>,
+) -> Verdict {
+    let mut engine = Engine::new(cfg);
     for e in history(events) {
         engine.event(&e.as_ref());
     }
@@ -136,4 +145,119 @@ fn a_record_with_a_gap_decides_nothing_it_did_not_see() {
     record.insert(3, gap);
     let v = judged(events, Some(record));
     assert_eq!(status(&v, GrantedGone), "unknown");
+}
+
+/// Process 1 holds `l` and is frozen at 10 ms for the rest of the run; process 2 fails to take
+/// `l` every 200 ms: with ttl and slack 1 s, a stuck lock whose window runs from 10 ms to
+/// 2,010 ms.
+fn frozen_holder() -> Vec<Event> {
+    let mut events = vec![
+        invoke(1, Acquire).lock("l").at_ms(0),
+        ok(1, Acquire)
+            .lock("l")
+            .owner("worker-1")
+            .lease("worker-1:ab")
+            .at_ms(5),
+        start("pause-holder").targets(&["worker-1"]).at_ms(10),
+    ];
+    for i in 0..15u64 {
+        let t = 20 + i * 200;
+        events.push(invoke(2, Acquire).lock("l").at_ms(t));
+        events.push(fail(2, Acquire).lock("l").at_ms(t + 5));
+    }
+    events
+}
+
+/// A Redis server's record of `l`'s key: set by worker-1 at 4 ms, renewed at each of
+/// `renewed_ms`, expired at `expired_ms`.
+fn redis_record(renewed_ms: &[u64], expired_ms: Option<u64>) -> Vec<ServiceEntry> {
+    let at = |ms: u64, what: ServiceWhat| {
+        let mut e = ServiceEntry::new(ms * 1_000_000, what);
+        e.node = Some("redis-1".into());
+        e.key = Some("fencecheck:lock:l".into());
+        e.value = Some("worker-1:ab".into());
+        e
+    };
+    let mut watching = ServiceEntry::new(0, ServiceWhat::Watching);
+    watching.node = Some("redis-1".into());
+    let mut record = vec![watching, at(4, ServiceWhat::Put)];
+    record.extend(renewed_ms.iter().map(|ms| at(*ms, ServiceWhat::Renewed)));
+    if let Some(ms) = expired_ms {
+        let mut expired = at(ms, ServiceWhat::Expired);
+        expired.value = None;
+        record.push(expired);
+    }
+    record.sort_by_key(|e| e.time);
+    record
+}
+
+fn stuck_with(record: Option<Vec<ServiceEntry>>) -> results::Anomaly {
+    let cfg = CheckConfig {
+        ttl: Some(std::time::Duration::from_secs(1)),
+        recovery_slack: std::time::Duration::from_secs(1),
+        ..CheckConfig::default()
+    };
+    let v = judged_with(&cfg, frozen_holder(), record);
+    let stuck = only(&v, StuckLock);
+    assert_eq!(stuck.len(), 1, "{:#?}", v.anomalies);
+    stuck[0].clone()
+}
+
+#[test]
+fn a_stuck_locks_report_names_the_key_the_service_kept_and_its_renewals() {
+    let a = stuck_with(Some(redis_record(&[600, 1200, 1800, 2400], None)));
+    let holder = &a.evidence.other["service_holder"];
+    assert_eq!(holder["key"], "fencecheck:lock:l", "{holder}");
+    assert_eq!(holder["value"], "worker-1:ab");
+    assert_eq!(holder["node"], "redis-1");
+    assert_eq!(holder["since_ns"], 4_000_000);
+    // The renewal at 2,400 ms came after the deadline.
+    assert_eq!(holder["renewals_in_window"], 3);
+    assert!(
+        a.diagnosis
+            .observation
+            .contains("renewed 3 times within the window"),
+        "{}",
+        a.diagnosis.observation
+    );
+}
+
+#[test]
+fn a_stuck_locks_report_says_when_the_service_had_the_lock_free() {
+    // The near miss of a held key: the service let the key expire at 1,000 ms.
+    let a = stuck_with(Some(redis_record(&[600], Some(1000))));
+    assert!(
+        a.evidence.other["service_holder"].is_null(),
+        "{:?}",
+        a.evidence
+    );
+    assert!(
+        a.diagnosis
+            .observation
+            .contains("the service had the lock free"),
+        "{}",
+        a.diagnosis.observation
+    );
+}
+
+#[test]
+fn a_stuck_locks_report_leaves_the_service_unsaid_where_its_record_is_blind() {
+    let mut record = redis_record(&[600], None);
+    let mut gap = ServiceEntry::new(700_000_000, ServiceWhat::Gap);
+    gap.node = Some("redis-1".into());
+    let mut back = ServiceEntry::new(900_000_000, ServiceWhat::Watching);
+    back.node = Some("redis-1".into());
+    record.extend([gap, back]);
+    record.sort_by_key(|e| e.time);
+    let a = stuck_with(Some(record));
+    let holder = &a.evidence.other["service_holder"];
+    assert!(
+        holder["unknown"]
+            .as_str()
+            .is_some_and(|w| w.contains("gap")),
+        "{holder}"
+    );
+    // Without a record the report is as before.
+    let a = stuck_with(None);
+    assert!(!a.evidence.other.contains_key("service_holder"));
 }

@@ -24,11 +24,13 @@
 //! no acquire succeeded since the obligation began, and someone was trying both at the start
 //! (an acquire pending, or attempted within `slack`) and at the deadline. Any successful
 //! acquire of the lock discharges it. A window still open when the history ends is not judged.
+//! Where the run has the service's own record, each report names the holder the service shows
+//! through the window, or says the service had the lock free ([`service_holder`]).
 //! Without a ttl in `test.yaml` the checker is not applicable. Every report names the lock's
 //! last acquire and its outcome (and the first after its last hold ended, when that differs).
 //! Memory: per lock a few numbers and two acquire outcomes.
 
-use crate::checker::{Checker, Context, End, Findings, Interests, Outcome};
+use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, ServiceLog};
 use crate::diagnosis;
 use crate::kinds::outages::Outages;
 use crate::locks::{LockId, PerLock};
@@ -40,6 +42,7 @@ use std::time::Duration;
 
 mod faults;
 mod last_acquire;
+mod service_holder;
 use last_acquire::{Acquires, Free, Reason};
 
 /// Owner, lease and token of the holder an obligation is about.
@@ -344,6 +347,11 @@ impl StuckLock {
         // watches changed since, so the state is the state at the deadline.
         if let Some(t) = end.last_time {
             self.expire(t, out);
+        }
+        if let ServiceLog::Present(record) = &end.service_log {
+            for anomaly in &mut out.reported {
+                service_holder::amend(anomaly, record);
+            }
         }
         if self.locks.iter().all(|(_, l)| l.is_none()) {
             Outcome::NotApplicable("no lock was ever tried".into())

@@ -2,15 +2,21 @@
 //! cycles per second for each recipe, first with 1 worker, then with 5 contending for one lock.
 //! Workers are real `fencecheck worker` containers on the run's network driven over their
 //! published ports, as in a run, so the figures include the control protocol's hop (~0.1 ms).
-//! The machine is shared: compare figures, do not assert on them.
+//! The machine is shared: compare figures, do not assert on them. `--observer-cost` measures
+//! what the lock service's observer (docs/design.md, "service.jsonl") costs the workload: each
+//! phase runs without and with it, alternately, twice, so drift weighs on both alike.
 
 use anyhow::Context;
+use containers::cluster::ClusterHandle;
 use containers::docker::{ContainerSpec, Readiness, Role, RunEnv};
 use harness::run::deploy::{worker_args, WORKER_PORT};
+use harness::run::observe;
+use harness::run::prepare::HarnessLog;
 use hdrhistogram::Histogram;
 use results::jsonl::HistoryWriter;
+use results::layout::RunDir;
 use results::{OpType, Provider, RunClock};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 use workloads::config::{RawRecipeConfig, RecipeKind};
 use workloads::driver::{ProcessIds, Recorder, Session, WorkerConn};
@@ -36,7 +42,13 @@ pub struct Args {
     /// Lock ttl given to the workers.
     #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
     pub ttl: Duration,
+    /// Run each phase without and with the lock service's observer, alternately, twice.
+    #[arg(long)]
+    pub observer_cost: bool,
 }
+
+/// Rounds of (without, with) the observer under `--observer-cost`.
+const OBSERVER_ROUNDS: usize = 2;
 
 /// The provider whose cluster a recipe runs against; none for one without servers (memory).
 fn provider_of(recipe: RecipeKind) -> Option<Provider> {
@@ -47,6 +59,8 @@ fn provider_of(recipe: RecipeKind) -> Option<Provider> {
 struct Row {
     recipe: RecipeKind,
     workers: usize,
+    /// Whether the observer ran (`None`: not asked).
+    observer: Option<bool>,
     cycles: u64,
     failed: u64,
     per_sec: f64,
@@ -87,8 +101,8 @@ async fn bench(args: Args) -> anyhow::Result<u8> {
 
 async fn table(args: &Args, bin: &std::path::Path, rec: &Recorder) -> anyhow::Result<u8> {
     println!(
-        "{:<16} {:>7} {:>7} {:>6} {:>9} {:>9} {:>9}",
-        "recipe", "workers", "cycles", "failed", "cycles/s", "p50 ms", "p99 ms"
+        "{:<16} {:>7} {:>8} {:>7} {:>6} {:>9} {:>9} {:>9}",
+        "recipe", "workers", "observer", "cycles", "failed", "cycles/s", "p50 ms", "p99 ms"
     );
     for recipe in &args.recipes {
         let Some(provider) = provider_of(*recipe) else {
@@ -104,9 +118,14 @@ async fn table(args: &Args, bin: &std::path::Path, rec: &Recorder) -> anyhow::Re
         env.teardown().await?;
         for row in rows.with_context(|| format!("recipe {recipe}"))? {
             println!(
-                "{:<16} {:>7} {:>7} {:>6} {:>9.1} {:>9.2} {:>9.2}",
+                "{:<16} {:>7} {:>8} {:>7} {:>6} {:>9.1} {:>9.2} {:>9.2}",
                 row.recipe.as_str(),
                 row.workers,
+                match row.observer {
+                    None => "-",
+                    Some(false) => "off",
+                    Some(true) => "on",
+                },
                 row.cycles,
                 row.failed,
                 row.per_sec,
@@ -151,12 +170,61 @@ async fn measure(
         sessions.push(Session::new(conn, ids, rec.clone()));
     }
     let lock = format!("bench-{recipe}");
-    let single = cycle(&mut sessions[..1], &lock, args.seconds).await?;
-    let contended = cycle(&mut sessions, &lock, args.seconds).await?;
-    Ok(vec![
-        single.row(recipe, 1, args.seconds),
-        contended.row(recipe, args.workers, args.seconds),
-    ])
+    let cluster = Arc::new(RwLock::new(cluster));
+    let mut rows = vec![];
+    for workers in [1, args.workers] {
+        let sessions = &mut sessions[..workers];
+        if !args.observer_cost {
+            let tally = cycle(sessions, &lock, args.seconds).await?;
+            rows.push(tally.row(recipe, workers, None, args.seconds));
+            continue;
+        }
+        for _ in 0..OBSERVER_ROUNDS {
+            for observed in [false, true] {
+                let observer = if observed {
+                    Some(Observed::start(&cluster).await?)
+                } else {
+                    None
+                };
+                let tally = cycle(sessions, &lock, args.seconds).await?;
+                drop(observer);
+                rows.push(tally.row(recipe, workers, Some(observed), args.seconds));
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// The run's observer of the lock service, writing into a directory of its own that goes with
+/// it.
+struct Observed {
+    _observer: Option<observe::Observer>,
+    dir: std::path::PathBuf,
+}
+
+impl Observed {
+    async fn start(cluster: &Arc<RwLock<ClusterHandle>>) -> anyhow::Result<Observed> {
+        let dir = std::env::temp_dir().join(format!(
+            "fencecheck-bench-observer-{}-{:04x}",
+            std::process::id(),
+            rand::random::<u16>()
+        ));
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let run = RunDir::open(&dir);
+        let log = HarnessLog::create(&run)?;
+        let observer = observe::start(cluster, RunClock::start(), &run.service_log(), &log).await?;
+        Ok(Observed {
+            _observer: observer,
+            dir,
+        })
+    }
+}
+
+impl Drop for Observed {
+    fn drop(&mut self) {
+        self._observer.take();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 struct Tally {
@@ -165,11 +233,12 @@ struct Tally {
 }
 
 impl Tally {
-    fn row(&self, recipe: RecipeKind, workers: usize, seconds: u64) -> Row {
+    fn row(&self, recipe: RecipeKind, workers: usize, observer: Option<bool>, seconds: u64) -> Row {
         let us = |q: f64| Duration::from_micros(self.hist.value_at_quantile(q));
         Row {
             recipe,
             workers,
+            observer,
             cycles: self.hist.len(),
             failed: self.failed,
             per_sec: self.hist.len() as f64 / seconds as f64,
