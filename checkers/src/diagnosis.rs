@@ -150,6 +150,22 @@ pub fn granted_gone(observation: String) -> Diagnosis {
     )
 }
 
+pub fn phantom_holder(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "the acquire's request reached the service and took the lock, but its answer was lost, \
+         timed out or said failure: the client, and the application with it, went on believing \
+         it did not hold a lock the service kept for it until its lease, session or time to live \
+         ran out",
+        "whether the library removes what its request may have created when an acquire fails or \
+         times out (a retried SET NX, a lost reply to a create), and how long its lease or \
+         session outlives the client that gave up",
+        "after an acquire with an unknown outcome, release by the identity the request carried \
+         (its value, node or lease), or keep the lease short; prefer a library that cleans up \
+         its own request on error",
+    )
+}
+
 pub fn concurrent_holders_renewal_failed(observation: String) -> Diagnosis {
     d(
         observation,

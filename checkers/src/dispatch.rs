@@ -15,7 +15,7 @@
 use crate::checker::{Checker, Context, Findings};
 use crate::kinds::{
     ConcurrentHolders, DoubleRelease, DuplicateEffect, DuplicateToken, GrantedGone, HeldAfterLoss,
-    LockedOutClient, LostUpdate, StaleAcceptedWrite, StuckLock,
+    LockedOutClient, LostUpdate, PhantomHolder, StaleAcceptedWrite, StuckLock,
 };
 use results::store::CheckConfig;
 use results::{EventRef, F};
@@ -32,10 +32,11 @@ pub(crate) enum Dispatch {
     HeldAfterLoss(HeldAfterLoss),
     LockedOutClient(LockedOutClient),
     GrantedGone(GrantedGone),
+    PhantomHolder(PhantomHolder),
     Other(Box<dyn Checker>),
 }
 
-/// The ten checkers of docs/design.md, "Anomaly kinds" (twelve kinds: double-release also sorts
+/// The eleven checkers of docs/design.md, "Anomaly kinds" (thirteen kinds: double-release also sorts
 /// out release-of-lost-lock, duplicate-token token-regression) under this configuration, in
 /// report order.
 pub(crate) fn standard(cfg: &CheckConfig) -> Vec<Dispatch> {
@@ -54,6 +55,7 @@ pub(crate) fn standard(cfg: &CheckConfig) -> Vec<Dispatch> {
             cfg.workers,
         )),
         Dispatch::GrantedGone(GrantedGone::default()),
+        Dispatch::PhantomHolder(PhantomHolder::default()),
     ]
 }
 
@@ -88,6 +90,7 @@ impl Dispatch {
             Dispatch::StuckLock(c) => out_of_line(c, e, cx, out),
             Dispatch::HeldAfterLoss(c) => out_of_line(c, e, cx, out),
             Dispatch::GrantedGone(c) => out_of_line(c, e, cx, out),
+            Dispatch::PhantomHolder(c) => out_of_line(c, e, cx, out),
             Dispatch::LockedOutClient(c) => out_of_line(c, e, cx, out),
             Dispatch::Other(c) => c.event(e, cx, out),
         }
@@ -105,6 +108,7 @@ impl Dispatch {
             Dispatch::StuckLock(c) => Box::new(c),
             Dispatch::HeldAfterLoss(c) => Box::new(c),
             Dispatch::GrantedGone(c) => Box::new(c),
+            Dispatch::PhantomHolder(c) => Box::new(c),
             Dispatch::LockedOutClient(c) => Box::new(c),
             Dispatch::Other(c) => c,
         }
@@ -122,6 +126,7 @@ impl Dispatch {
             Dispatch::StuckLock(c) => c,
             Dispatch::HeldAfterLoss(c) => c,
             Dispatch::GrantedGone(c) => c,
+            Dispatch::PhantomHolder(c) => c,
             Dispatch::LockedOutClient(c) => c,
             Dispatch::Other(c) => &**c,
         }
@@ -139,6 +144,7 @@ impl Dispatch {
             Dispatch::StuckLock(c) => c,
             Dispatch::HeldAfterLoss(c) => c,
             Dispatch::GrantedGone(c) => c,
+            Dispatch::PhantomHolder(c) => c,
             Dispatch::LockedOutClient(c) => c,
             Dispatch::Other(c) => &mut **c,
         }

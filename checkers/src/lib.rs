@@ -29,6 +29,7 @@ pub mod kinds;
 pub mod locks;
 pub mod name;
 pub mod procs;
+pub mod service_keys;
 pub mod synth;
 pub mod testkit;
 

@@ -1,5 +1,6 @@
 //! Specifications of the kinds judged against the lock service's own record (`service.jsonl`):
-//! `granted-gone`, a client granted the lock on a key the service had already deleted; and the
+//! `granted-gone`, a client granted the lock on a key the service had already deleted;
+//! `phantom-holder`, a lock the service held for a client told it did not get it; and the
 //! service's holder that `stuck-lock` names.
 
 mod common;
@@ -176,6 +177,7 @@ fn redis_record(renewed_ms: &[u64], expired_ms: Option<u64>) -> Vec<ServiceEntry
         e.node = Some("redis-1".into());
         e.key = Some("fencecheck:lock:l".into());
         e.value = Some("worker-1:ab".into());
+        e.ttl_ms = Some(1000);
         e
     };
     let mut watching = ServiceEntry::new(0, ServiceWhat::Watching);
@@ -260,4 +262,142 @@ fn a_stuck_locks_report_leaves_the_service_unsaid_where_its_record_is_blind() {
     // Without a record the report is as before.
     let a = stuck_with(None);
     assert!(!a.evidence.other.contains_key("service_holder"));
+}
+
+/// One Redis server's (or each of `nodes`') record of `l`'s key: `lines` of (ms, what, value).
+fn redis_lines(nodes: &[&str], lines: &[(u64, ServiceWhat, &str)]) -> Vec<ServiceEntry> {
+    let mut record = Vec::new();
+    for node in nodes {
+        let mut watching = ServiceEntry::new(0, ServiceWhat::Watching);
+        watching.node = Some(node.to_string());
+        record.push(watching);
+    }
+    for (ms, what, value) in lines {
+        for node in nodes {
+            let mut e = ServiceEntry::new(ms * 1_000_000, *what);
+            e.node = Some(node.to_string());
+            e.key = Some("fencecheck:lock:l".into());
+            e.value = Some(value.to_string());
+            e.ttl_ms = Some(2000);
+            record.push(e);
+        }
+    }
+    record.sort_by_key(|e| e.time);
+    record
+}
+
+/// Process 1 takes and releases `l` (value v1); process 2's acquire lands (v2 set at 202 ms) but
+/// is answered `info` at 1,200 ms (its reply lost); process 3 is refused at 1,305 and 1,605 ms,
+/// and granted v3 at 2,305 ms, after v2 expired at 2,202 ms.
+fn lost_reply() -> Vec<Event> {
+    let mut events: Vec<Event> = grant(1, "v1", 0).into();
+    events.extend([
+        invoke(1, Release).lock("l").lease("v1").at_ms(100),
+        ok(1, Release).lock("l").lease("v1").at_ms(105),
+        invoke(2, Acquire).lock("l").at_ms(200),
+        info(2, Acquire).lock("l").at_ms(1200),
+    ]);
+    for t in [1300, 1600] {
+        events.push(invoke(3, Acquire).lock("l").at_ms(t));
+        events.push(fail(3, Acquire).lock("l").at_ms(t + 5));
+    }
+    events.extend(grant(3, "v3", 2300));
+    events
+}
+
+fn lost_reply_record(
+    nodes: &[&str],
+    v2_on: usize,
+    v2_gone: (u64, ServiceWhat),
+) -> Vec<ServiceEntry> {
+    let mut record = redis_lines(
+        nodes,
+        &[
+            (1, ServiceWhat::Put, "v1"),
+            (103, ServiceWhat::Delete, "v1"),
+            (2303, ServiceWhat::Put, "v3"),
+        ],
+    );
+    let v2 = redis_lines(
+        &nodes[..v2_on],
+        &[(202, ServiceWhat::Put, "v2"), (v2_gone.0, v2_gone.1, "v2")],
+    );
+    record.extend(v2.into_iter().filter(|e| e.what != ServiceWhat::Watching));
+    record.sort_by_key(|e| e.time);
+    record
+}
+
+#[test]
+fn a_key_the_service_kept_for_an_acquire_answered_info_is_a_phantom_holder() {
+    let record = lost_reply_record(&["redis-1"], 1, (2202, ServiceWhat::Expired));
+    let v = judged(lost_reply(), Some(record));
+    let found = only(&v, PhantomHolder);
+    assert_eq!(found.len(), 1, "{:#?}", v.anomalies);
+    let a = &found[0];
+    assert!(!a.fails, "observed by default");
+    assert_eq!(a.evidence.owner.as_deref(), Some("process-2"));
+    assert_eq!(a.evidence.other["service_value"], "v2");
+    // Answered at 1,200 ms, settled 100 ms later; the service let it go at 2,202 ms.
+    assert_eq!(a.evidence.other["head_from_ns"], 1_300_000_000u64);
+    assert_eq!(a.evidence.other["head_until_ns"], 2_202_000_000u64);
+    assert_eq!(a.evidence.other["refused_meanwhile"], 2);
+    // The two refused acquires were in flight while it stood; the one at 2,300 ms came after.
+    assert_eq!(a.evidence.other["waiting_meanwhile"], 2);
+    assert_eq!(a.evidence.other["refused_acquires"][0]["answered"], "info");
+}
+
+#[test]
+fn a_key_the_library_deleted_before_it_answered_is_no_phantom() {
+    // The near miss: the same acquire, its key deleted at 1,150 ms, before the answer.
+    let record = lost_reply_record(&["redis-1"], 1, (1150, ServiceWhat::Delete));
+    let v = judged(lost_reply(), Some(record));
+    assert!(only(&v, PhantomHolder).is_empty(), "{:#?}", v.anomalies);
+    assert_eq!(status(&v, PhantomHolder), "checked");
+}
+
+#[test]
+fn redlocks_phantom_holds_a_majority_of_the_masters() {
+    let masters = ["redis-1", "redis-2", "redis-3", "redis-4", "redis-5"];
+    let on = |n| {
+        let v = judged(
+            lost_reply(),
+            Some(lost_reply_record(&masters, n, (2202, ServiceWhat::Expired))),
+        );
+        only(&v, PhantomHolder).len()
+    };
+    assert_eq!(on(3), 1, "three of five masters hold it");
+    assert_eq!(on(2), 0, "two of five hold nothing");
+}
+
+#[test]
+fn a_phantom_holder_is_judged_only_where_the_grants_are_told_apart_at_the_service() {
+    let record = lost_reply_record(&["redis-1"], 1, (2202, ServiceWhat::Expired));
+    // The record missed v3's put: a key no grant names may be one of theirs.
+    let missed: Vec<ServiceEntry> = (record.iter())
+        .filter(|e| e.value.as_deref() != Some("v3"))
+        .cloned()
+        .collect();
+    let v = judged(lost_reply(), Some(missed));
+    assert_eq!(status(&v, PhantomHolder), "unknown");
+    // ... which matters only where it found one: with v2 deleted before the answer, it is checked.
+    let cleaned = lost_reply_record(&["redis-1"], 1, (1150, ServiceWhat::Delete));
+    let missed: Vec<ServiceEntry> = (cleaned.iter())
+        .filter(|e| e.value.as_deref() != Some("v3"))
+        .cloned()
+        .collect();
+    let v = judged(lost_reply(), Some(missed));
+    assert_eq!(status(&v, PhantomHolder), "checked");
+    // A client whose lease is not the service's identity: nothing to set against.
+    let renamed: Vec<Event> = (lost_reply().into_iter())
+        .map(|e| match e.lease.clone() {
+            Some(l) => e.lease(&format!("lease {l}")),
+            None => e,
+        })
+        .collect();
+    let v = judged(renamed, Some(record));
+    assert_eq!(status(&v, PhantomHolder), "not applicable");
+    // Without a record (an older run, a converted history): not applicable, judged as before.
+    let v = judged(lost_reply(), None);
+    assert_eq!(status(&v, PhantomHolder), "not applicable");
+    assert_eq!(v.valid, Validity::Valid, "{:?}", v.unknown_reasons);
 }

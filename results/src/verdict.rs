@@ -21,10 +21,11 @@ pub enum AnomalyKind {
     HeldAfterLoss,
     LockedOutClient,
     GrantedGone,
+    PhantomHolder,
 }
 
 impl AnomalyKind {
-    pub const ALL: [AnomalyKind; 12] = [
+    pub const ALL: [AnomalyKind; 13] = [
         AnomalyKind::StaleAcceptedWrite,
         AnomalyKind::DuplicateToken,
         AnomalyKind::TokenRegression,
@@ -37,6 +38,7 @@ impl AnomalyKind {
         AnomalyKind::HeldAfterLoss,
         AnomalyKind::LockedOutClient,
         AnomalyKind::GrantedGone,
+        AnomalyKind::PhantomHolder,
     ];
 
     pub fn as_str(&self) -> &'static str {
@@ -53,6 +55,7 @@ impl AnomalyKind {
             AnomalyKind::StuckLock => "stuck-lock",
             AnomalyKind::LockedOutClient => "locked-out-client",
             AnomalyKind::GrantedGone => "granted-gone",
+            AnomalyKind::PhantomHolder => "phantom-holder",
         }
     }
 
@@ -68,7 +71,9 @@ impl AnomalyKind {
     /// worker whose acquires kept failing while others took the lock (contention makes some
     /// acquires fail legitimately, and an unfair lock may starve one client for a while);
     /// `granted-gone`, a grant of a key the service had already deleted (a belief the service
-    /// contradicts, harmful only through the writes it goes on to make).
+    /// contradicts, harmful only through the writes it goes on to make); `phantom-holder`, a
+    /// lock the service held for a client told it did not get it (a lock unavailable for a
+    /// while, which `stuck-lock` fails once it outlasts ttl + slack).
     pub fn observed_by_default(self) -> bool {
         matches!(
             self,
@@ -77,6 +82,7 @@ impl AnomalyKind {
                 | AnomalyKind::HeldAfterLoss
                 | AnomalyKind::LockedOutClient
                 | AnomalyKind::GrantedGone
+                | AnomalyKind::PhantomHolder
         )
     }
 

@@ -43,6 +43,14 @@ pub fn check(stored: &Stored, anomaly: &Anomaly) -> Result<(), Refusal> {
                  run's test.yaml (same seed) instead",
             ))
         }
+        AnomalyKind::PhantomHolder => {
+            return Err(Refusal::new(
+                "phantom-holder sets an acquire's answer against the lock service's own record: \
+                 the request took the lock and its answer said otherwise. A replay cannot make a \
+                 library's request land and its answer fail; write a replay with a \
+                 `cut-acquire-reply` step by hand, or re-run the run's test.yaml (same seed)",
+            ))
+        }
         AnomalyKind::LockedOutClient => {
             return Err(Refusal::new(
                 "locked-out-client is one worker's acquires failing over a window longer than \

@@ -161,5 +161,11 @@ pub async fn start(
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    if out.following_all() {
+        log.line(&format!(
+            "service.jsonl: the observer follows, after {:?}",
+            waited.elapsed()
+        ));
+    }
     Ok(Some(Observer { task, out }))
 }

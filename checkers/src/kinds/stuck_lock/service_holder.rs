@@ -4,9 +4,9 @@
 //! creation, since when it stood, and how often the service shows it renewed in the window. Or
 //! that no such key stood: the service had the lock free while clients failed to take it.
 //!
-//! What the record can say: a key "names" the lock when the lock's name is part of it (every
-//! shipped recipe and library key does; PostgreSQL's advisory keys are hashes, so there the
-//! record says nothing). Renewals show only where the service records them (a Redis
+//! What the record can say: a key "names" the lock when it holds the lock at the service
+//! ([`crate::service_keys::holds_lock`]: the lock's name is part of it and a lease, session or
+//! expiry ties it; PostgreSQL's advisory keys are hashes, so there the record says nothing). Renewals show only where the service records them (a Redis
 //! `PEXPIRE`); etcd's lease keep-alives and ZooKeeper's session heartbeats are not in the
 //! record. A window that a gap of the record touches is left unsaid.
 
@@ -106,7 +106,7 @@ pub(super) fn amend(anomaly: &mut Anomaly, record: &[ServiceEntry]) {
 }
 
 fn judge<'a>(record: &'a [ServiceEntry], lock: &str, start: u64, deadline: u64) -> Said<'a> {
-    let names = |e: &ServiceEntry| e.key.as_deref().is_some_and(|k| k.contains(lock));
+    let names = |e: &ServiceEntry| crate::service_keys::holds_lock(e, lock);
     if !record.iter().any(names) {
         return Said::Unsaid("no key of the service's record names the lock".into());
     }
