@@ -113,6 +113,11 @@ fn a_release_whose_reply_is_cut_has_freed_the_lock() {
 }
 
 #[test]
+fn an_acquire_whose_reply_is_cut_leaves_the_service_holding_the_lock_for_nobody() {
+    replays("phantom-holder", &["redis"]);
+}
+
+#[test]
 fn a_holder_and_a_leader_starved_of_cpu_keep_the_lease() {
     replays("starved-holder", &["etcd", "zookeeper", "redis"]);
 }

@@ -306,6 +306,8 @@ async fn stage_and_run(
         Arc::new(HistoryWriter::create(&dir.history()).context("creating history.jsonl")?);
     let rec = Recorder::new(history.clone(), site.clock);
     let _watch = site.watch(&history);
+    // What the lock service itself held, for the kinds judged against its record.
+    let _observer = site.observe(&dir.service_log()).await?;
     let n = scenario.workers.len();
     let mut workers = Vec::new();
     for (i, name) in scenario.workers.iter().enumerate() {
