@@ -23,6 +23,8 @@
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, ServiceLog};
 use crate::diagnosis;
+use crate::locks::LockId;
+use crate::procs::PerProcess;
 use crate::service_keys::{holds_lock, names};
 use results::service_log::{ServiceEntry, ServiceWhat};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
@@ -36,7 +38,7 @@ pub const SETTLE_FLOOR_NS: u64 = 100_000_000;
 #[derive(Debug, Clone)]
 struct Attempt {
     process: u32,
-    lock: String,
+    lock: LockId,
     invoked: (u64, u64),
     /// Index, time and type of its completion; `None` while unanswered.
     answered: Option<(u64, u64, OpType)>,
@@ -48,14 +50,18 @@ impl Attempt {
     }
 }
 
-/// See the module doc.
+/// See the module doc. What it keeps of every acquire is small and allocates nothing per
+/// event: the grants' leases go back to back into one buffer.
 #[derive(Debug, Default)]
 pub struct PhantomHolder {
     attempts: Vec<Attempt>,
     /// Each process's acquire in flight (an index into `attempts`).
-    open: BTreeMap<u32, usize>,
-    /// Every grant's lease, with its time.
-    grants: Vec<(String, u64)>,
+    open: PerProcess<usize>,
+    /// The locks' names, by id (few: one per lock of the run).
+    locks: Vec<(LockId, String)>,
+    /// Every grant's lease, back to back, and where each is in it with the grant's time.
+    leases: String,
+    grants: Vec<(usize, usize, u64)>,
 }
 
 /// What the record says of one key that no grant names.
@@ -92,25 +98,30 @@ impl Checker for PhantomHolder {
         false
     }
 
-    fn event(&mut self, e: &EventRef<'_>, _cx: &Context<'_>, _out: &mut Findings) {
-        let (Process::Worker(process), F::Acquire) = (e.process, &e.f) else {
+    fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, _out: &mut Findings) {
+        let (Process::Worker(process), F::Acquire, Some(lock)) = (e.process, &e.f, cx.lock) else {
             return;
         };
         if e.kind == OpType::Invoke {
+            if !self.locks.iter().any(|(id, _)| *id == lock) {
+                self.locks.push((lock, cx.locks.name(lock).to_string()));
+            }
             self.open.insert(process, self.attempts.len());
             self.attempts.push(Attempt {
                 process,
-                lock: e.lock.as_deref().unwrap_or_default().to_string(),
+                lock,
                 invoked: (e.index, e.time),
                 answered: None,
             });
             return;
         }
-        if let Some(i) = self.open.remove(&process) {
+        if let Some(i) = self.open.remove(process) {
             self.attempts[i].answered = Some((e.index, e.time, e.kind));
         }
         if let (OpType::Ok, Some(lease)) = (e.kind, e.lease.as_deref()) {
-            self.grants.push((lease.to_string(), e.time));
+            let start = self.leases.len();
+            self.leases.push_str(lease);
+            self.grants.push((start, self.leases.len(), e.time));
         }
     }
 
@@ -139,8 +150,7 @@ impl Checker for PhantomHolder {
         else {
             return Outcome::Unknown("service.jsonl never says when it began".into());
         };
-        let locks: BTreeSet<&str> = self.attempts.iter().map(|a| a.lock.as_str()).collect();
-        let lock_of = |e: &ServiceEntry| locks.iter().copied().find(|l| holds_lock(e, l));
+        let lock_of = |e: &ServiceEntry| self.locks.iter().find(|(_, name)| holds_lock(e, name));
         let puts: Vec<&ServiceEntry> = record
             .iter()
             .filter(|e| e.what == ServiceWhat::Put && lock_of(e).is_some())
@@ -152,9 +162,10 @@ impl Checker for PhantomHolder {
                     .into(),
             );
         }
+        let lease = |&(start, end, _): &(usize, usize, u64)| &self.leases[start..end];
         let seen: Vec<&str> = (self.grants.iter())
-            .filter(|(_, t)| *t >= began)
-            .map(|(l, _)| l.as_str())
+            .filter(|(_, _, t)| *t >= began)
+            .map(lease)
             .collect();
         let unmatched = (seen.iter())
             .filter(|l| !puts.iter().any(|p| names(l, p)))
@@ -176,13 +187,15 @@ impl Checker for PhantomHolder {
         // Each key once, at its first put (Redlock's masters each record the same one).
         let mut judged = BTreeSet::new();
         for p in puts {
-            if self.grants.iter().any(|(lease, _)| names(lease, p))
+            if self.grants.iter().any(|g| names(lease(g), p))
                 || !judged.insert((&p.key, &p.value, &p.owner, p.created))
             {
                 continue;
             }
-            let lock = lock_of(p).unwrap_or_default();
-            match self.judge(record, lock, p, settle) {
+            let Some((lock, name)) = lock_of(p) else {
+                continue;
+            };
+            match self.judge(record, *lock, name, p, settle) {
                 Judged::Undecided(why) => {
                     undecided += 1;
                     if why == GAP {
@@ -190,7 +203,7 @@ impl Checker for PhantomHolder {
                     }
                 }
                 Judged::Cleared => {}
-                Judged::Phantom(ph) => self.report(lock, p, &ph, out),
+                Judged::Phantom(ph) => self.report(name, p, &ph, out),
             }
         }
         out.stats.insert("refused_acquires".into(), json!(refused));
@@ -227,7 +240,14 @@ impl Checker for PhantomHolder {
 const GAP: &str = "gap";
 
 impl PhantomHolder {
-    fn judge(&self, record: &[ServiceEntry], lock: &str, p: &ServiceEntry, settle: u64) -> Judged {
+    fn judge(
+        &self,
+        record: &[ServiceEntry],
+        lock: LockId,
+        name: &str,
+        p: &ServiceEntry,
+        settle: u64,
+    ) -> Judged {
         let in_flight: Vec<usize> = (0..self.attempts.len())
             .filter(|&i| {
                 let a = &self.attempts[i];
@@ -253,7 +273,7 @@ impl PhantomHolder {
             .max()
             .unwrap_or(p.time)
             + settle;
-        let Some((head_from, head_until)) = head_span(record, lock, p, settled) else {
+        let Some((head_from, head_until)) = head_span(record, name, p, settled) else {
             return Judged::Cleared;
         };
         let cut = record
