@@ -166,6 +166,20 @@ pub fn phantom_holder(observation: String) -> Diagnosis {
     )
 }
 
+pub fn deleted_anothers_key(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "the release removed the lock's key without checking that it was still the releasing \
+         client's own: once that client's lease had lapsed and another was granted, its release \
+         deleted the new holder's key",
+        "how the library releases (a plain delete of the lock's key, or a compare of the value \
+         or lease with the delete in one step), and whether the releasing client had lost its \
+         lease before it released",
+        "release with a compare-and-delete bound to the exact lease or value the grant gave (a \
+         script, a transaction on the lease, the node's own path); fence every write",
+    )
+}
+
 pub fn concurrent_holders_renewal_failed(observation: String) -> Diagnosis {
     d(
         observation,

@@ -14,8 +14,9 @@
 
 use crate::checker::{Checker, Context, Findings};
 use crate::kinds::{
-    ConcurrentHolders, DoubleRelease, DuplicateEffect, DuplicateToken, GrantedGone, HeldAfterLoss,
-    LockedOutClient, LostUpdate, PhantomHolder, StaleAcceptedWrite, StuckLock,
+    ConcurrentHolders, DeletedAnothersKey, DoubleRelease, DuplicateEffect, DuplicateToken,
+    GrantedGone, HeldAfterLoss, LockedOutClient, LostUpdate, PhantomHolder, StaleAcceptedWrite,
+    StuckLock,
 };
 use results::store::CheckConfig;
 use results::{EventRef, F};
@@ -33,10 +34,11 @@ pub(crate) enum Dispatch {
     LockedOutClient(LockedOutClient),
     GrantedGone(GrantedGone),
     PhantomHolder(PhantomHolder),
+    DeletedAnothersKey(DeletedAnothersKey),
     Other(Box<dyn Checker>),
 }
 
-/// The eleven checkers of docs/design.md, "Anomaly kinds" (thirteen kinds: double-release also sorts
+/// The twelve checkers of docs/design.md, "Anomaly kinds" (fourteen kinds: double-release also sorts
 /// out release-of-lost-lock, duplicate-token token-regression) under this configuration, in
 /// report order.
 pub(crate) fn standard(cfg: &CheckConfig) -> Vec<Dispatch> {
@@ -56,6 +58,7 @@ pub(crate) fn standard(cfg: &CheckConfig) -> Vec<Dispatch> {
         )),
         Dispatch::GrantedGone(GrantedGone::default()),
         Dispatch::PhantomHolder(PhantomHolder::default()),
+        Dispatch::DeletedAnothersKey(DeletedAnothersKey::default()),
     ]
 }
 
@@ -91,6 +94,7 @@ impl Dispatch {
             Dispatch::HeldAfterLoss(c) => out_of_line(c, e, cx, out),
             Dispatch::GrantedGone(c) => out_of_line(c, e, cx, out),
             Dispatch::PhantomHolder(c) => out_of_line(c, e, cx, out),
+            Dispatch::DeletedAnothersKey(c) => out_of_line(c, e, cx, out),
             Dispatch::LockedOutClient(c) => out_of_line(c, e, cx, out),
             Dispatch::Other(c) => c.event(e, cx, out),
         }
@@ -109,6 +113,7 @@ impl Dispatch {
             Dispatch::HeldAfterLoss(c) => Box::new(c),
             Dispatch::GrantedGone(c) => Box::new(c),
             Dispatch::PhantomHolder(c) => Box::new(c),
+            Dispatch::DeletedAnothersKey(c) => Box::new(c),
             Dispatch::LockedOutClient(c) => Box::new(c),
             Dispatch::Other(c) => c,
         }
@@ -127,6 +132,7 @@ impl Dispatch {
             Dispatch::HeldAfterLoss(c) => c,
             Dispatch::GrantedGone(c) => c,
             Dispatch::PhantomHolder(c) => c,
+            Dispatch::DeletedAnothersKey(c) => c,
             Dispatch::LockedOutClient(c) => c,
             Dispatch::Other(c) => &**c,
         }
@@ -145,6 +151,7 @@ impl Dispatch {
             Dispatch::HeldAfterLoss(c) => c,
             Dispatch::GrantedGone(c) => c,
             Dispatch::PhantomHolder(c) => c,
+            Dispatch::DeletedAnothersKey(c) => c,
             Dispatch::LockedOutClient(c) => c,
             Dispatch::Other(c) => &mut **c,
         }

@@ -3,16 +3,17 @@
 //! so every kind judged against the record means the same key by "the lock's key" and the same
 //! client by "its grant".
 
-use results::service_log::ServiceEntry;
+use results::service_log::{ServiceEntry, ServiceWhat};
 
 /// Whether record line `e` is of a key that holds `lock` at the service: the lock's name is part
 /// of the key (every shipped recipe's and library's key; PostgreSQL's advisory keys are hashes,
-/// so none of them is), and the service ties the key to a lease, a session, a backend or an
-/// expiry. A lock's directory node and a fence counter carry the lock's name but no such tie:
-/// they hold nothing.
+/// so none of them is), and a `put` of it is tied by the service to a lease, a session, a
+/// backend or an expiry. A lock's directory node and a fence counter carry the lock's name but
+/// no such tie: they hold nothing. Every other line of such a key (its delete, expiry, renewal)
+/// counts whatever it carries: a delete names its key and, on Redis, nothing else.
 pub fn holds_lock(e: &ServiceEntry, lock: &str) -> bool {
     e.key.as_deref().is_some_and(|k| names_lock(k, lock))
-        && (e.owner.is_some() || e.ttl_ms.is_some())
+        && (e.what != ServiceWhat::Put || e.owner.is_some() || e.ttl_ms.is_some())
 }
 
 /// Whether `key` has `lock` as one of its parts: bounded by the key's ends or by `/`, `:`, `{`,
@@ -54,7 +55,6 @@ pub fn names(lease: &str, e: &ServiceEntry) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use results::service_log::ServiceWhat;
 
     fn put(key: &str, value: Option<&str>, owner: Option<&str>, ttl: Option<u64>) -> ServiceEntry {
         let mut e = ServiceEntry::new(0, ServiceWhat::Put);
@@ -89,6 +89,10 @@ mod tests {
             "l"
         ));
         assert!(names_lock("{l}:x", "l") && names_lock("l", "l") && !names_lock("l2", "l"));
+        // A delete names its key and nothing else.
+        let mut gone = ServiceEntry::new(0, ServiceWhat::Delete);
+        gone.key = Some("fencecheck:lock:l".into());
+        assert!(holds_lock(&gone, "l"));
     }
 
     #[test]

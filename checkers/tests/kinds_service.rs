@@ -1,7 +1,8 @@
 //! Specifications of the kinds judged against the lock service's own record (`service.jsonl`):
 //! `granted-gone`, a client granted the lock on a key the service had already deleted;
-//! `phantom-holder`, a lock the service held for a client told it did not get it; and the
-//! service's holder that `stuck-lock` names.
+//! `phantom-holder`, a lock the service held for a client told it did not get it;
+//! `deleted-anothers-key`, a release that removed another holder's key; and the service's holder
+//! that `stuck-lock` names.
 
 mod common;
 use checkers::testkit::*;
@@ -277,8 +278,11 @@ fn redis_lines(nodes: &[&str], lines: &[(u64, ServiceWhat, &str)]) -> Vec<Servic
             let mut e = ServiceEntry::new(ms * 1_000_000, *what);
             e.node = Some(node.to_string());
             e.key = Some("fencecheck:lock:l".into());
-            e.value = Some(value.to_string());
-            e.ttl_ms = Some(2000);
+            // As the observer writes them: a delete or an expiry names only its key.
+            if matches!(what, ServiceWhat::Put | ServiceWhat::Renewed) {
+                e.value = Some(value.to_string());
+                e.ttl_ms = Some(2000);
+            }
             record.push(e);
         }
     }
@@ -400,4 +404,77 @@ fn a_phantom_holder_is_judged_only_where_the_grants_are_told_apart_at_the_servic
     let v = judged(lost_reply(), None);
     assert_eq!(status(&v, PhantomHolder), "not applicable");
     assert_eq!(v.valid, Validity::Valid, "{:?}", v.unknown_reasons);
+}
+
+/// A holds `l` (v1) and is paused; its key expires at 2,000 ms; B is granted v2 at 2,100 ms; A
+/// wakes and releases (2,500 to 2,505 ms) with a plain delete. `releaser` is who releases.
+fn stale_release(releaser: u32) -> Vec<Event> {
+    let mut events: Vec<Event> = grant(1, "v1", 0).into();
+    events.extend(grant(2, "v2", 2099));
+    let lease = if releaser == 1 { "v1" } else { "v2" };
+    events.extend([
+        invoke(releaser, Release).lock("l").lease(lease).at_ms(2500),
+        ok(releaser, Release).lock("l").lease(lease).at_ms(2505),
+    ]);
+    events
+}
+
+fn stale_release_record(gone: ServiceWhat) -> Vec<ServiceEntry> {
+    let mut record = redis_lines(
+        &["redis-1"],
+        &[
+            (1, ServiceWhat::Put, "v1"),
+            (2000, ServiceWhat::Expired, "v1"),
+            (2099, ServiceWhat::Put, "v2"),
+        ],
+    );
+    let mut e = ServiceEntry::new(2_502_000_000, gone);
+    e.node = Some("redis-1".into());
+    e.key = Some("fencecheck:lock:l".into());
+    record.push(e);
+    record
+}
+
+#[test]
+fn a_stale_release_that_deleted_the_next_holders_key_is_seen_at_the_service() {
+    let v = judged(
+        stale_release(1),
+        Some(stale_release_record(ServiceWhat::Delete)),
+    );
+    let found = only(&v, DeletedAnothersKey);
+    assert_eq!(found.len(), 1, "{:#?}", v.anomalies);
+    let a = &found[0];
+    assert!(!a.fails, "observed by default");
+    assert_eq!(a.evidence.owner.as_deref(), Some("process-2"));
+    assert_eq!(a.evidence.lease.as_deref(), Some("v2"));
+    assert_eq!(a.evidence.other["releases"][0]["process"], 1);
+    assert_eq!(a.evidence.other["releases"][0]["lease"], "v1");
+    assert_eq!(a.evidence.other["deleted_seen_ns"], 2_502_000_000u64);
+}
+
+#[test]
+fn a_key_that_expired_or_that_its_holder_released_was_deleted_by_nobody_else() {
+    // The near misses: the service expired B's key during A's release; B released its own.
+    let v = judged(
+        stale_release(1),
+        Some(stale_release_record(ServiceWhat::Expired)),
+    );
+    assert!(
+        only(&v, DeletedAnothersKey).is_empty(),
+        "{:#?}",
+        v.anomalies
+    );
+    assert_eq!(status(&v, DeletedAnothersKey), "checked");
+    let v = judged(
+        stale_release(2),
+        Some(stale_release_record(ServiceWhat::Delete)),
+    );
+    assert!(
+        only(&v, DeletedAnothersKey).is_empty(),
+        "{:#?}",
+        v.anomalies
+    );
+    // Without the record: not applicable, and the run judged as before.
+    let v = judged(stale_release(1), None);
+    assert_eq!(status(&v, DeletedAnothersKey), "not applicable");
 }

@@ -22,10 +22,11 @@ pub enum AnomalyKind {
     LockedOutClient,
     GrantedGone,
     PhantomHolder,
+    DeletedAnothersKey,
 }
 
 impl AnomalyKind {
-    pub const ALL: [AnomalyKind; 13] = [
+    pub const ALL: [AnomalyKind; 14] = [
         AnomalyKind::StaleAcceptedWrite,
         AnomalyKind::DuplicateToken,
         AnomalyKind::TokenRegression,
@@ -39,6 +40,7 @@ impl AnomalyKind {
         AnomalyKind::LockedOutClient,
         AnomalyKind::GrantedGone,
         AnomalyKind::PhantomHolder,
+        AnomalyKind::DeletedAnothersKey,
     ];
 
     pub fn as_str(&self) -> &'static str {
@@ -56,6 +58,7 @@ impl AnomalyKind {
             AnomalyKind::LockedOutClient => "locked-out-client",
             AnomalyKind::GrantedGone => "granted-gone",
             AnomalyKind::PhantomHolder => "phantom-holder",
+            AnomalyKind::DeletedAnothersKey => "deleted-anothers-key",
         }
     }
 
@@ -73,7 +76,9 @@ impl AnomalyKind {
     /// `granted-gone`, a grant of a key the service had already deleted (a belief the service
     /// contradicts, harmful only through the writes it goes on to make); `phantom-holder`, a
     /// lock the service held for a client told it did not get it (a lock unavailable for a
-    /// while, which `stuck-lock` fails once it outlasts ttl + slack).
+    /// while, which `stuck-lock` fails once it outlasts ttl + slack); `deleted-anothers-key`, the
+    /// service's record of a release removing another holder's key (the harm `double-release`
+    /// fails a run for where the history shows it).
     pub fn observed_by_default(self) -> bool {
         matches!(
             self,
@@ -83,6 +88,7 @@ impl AnomalyKind {
                 | AnomalyKind::LockedOutClient
                 | AnomalyKind::GrantedGone
                 | AnomalyKind::PhantomHolder
+                | AnomalyKind::DeletedAnothersKey
         )
     }
 

@@ -2,6 +2,7 @@
 //! paired kind too (double-release: release-of-lost-lock; duplicate-token: token-regression).
 
 pub mod concurrent_holders;
+pub mod deleted_anothers_key;
 mod disturbances;
 pub mod double_release;
 pub mod duplicate_effect;
@@ -19,6 +20,7 @@ pub mod stuck_lock;
 pub mod token_regression;
 
 pub use concurrent_holders::ConcurrentHolders;
+pub use deleted_anothers_key::DeletedAnothersKey;
 pub use double_release::DoubleRelease;
 pub use duplicate_effect::DuplicateEffect;
 pub use duplicate_token::DuplicateToken;

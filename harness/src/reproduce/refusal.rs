@@ -51,6 +51,14 @@ pub fn check(stored: &Stored, anomaly: &Anomaly) -> Result<(), Refusal> {
                  `cut-acquire-reply` step by hand, or re-run the run's test.yaml (same seed)",
             ))
         }
+        AnomalyKind::DeletedAnothersKey => {
+            return Err(Refusal::new(
+                "deleted-anothers-key is the lock service's own record of a release removing \
+                 another holder's key; the history's side of it is double-release, which \
+                 `reproduce` scripts where the history shows the harm. Re-run the run's test.yaml \
+                 (same seed), or replay scenarios/redis-lock-del.yaml",
+            ))
+        }
         AnomalyKind::LockedOutClient => {
             return Err(Refusal::new(
                 "locked-out-client is one worker's acquires failing over a window longer than \

@@ -1,0 +1,288 @@
+//! `deleted-anothers-key`: a client's release removed another holder's key, by the lock
+//! service's own record. The record shows a key of the lock, which a grant to process B names,
+//! deleted by a client (not expired by the service) while B's hold was open and B had sent no
+//! release, during a release by another process A: A's release, sent with A's own lease, freed
+//! B's lock (a release that deletes the lock's key whatever it holds, as a plain `DEL` does).
+//! Observed by default: the harm, the lock free while B believes it holds it, is what
+//! `double-release` fails a run for when the history shows it (a later grant, or B's release
+//! refused); this is the service's own witness of the moment, and on etcd and ZooKeeper (below)
+//! a lease that expired at that moment looks alike.
+//!
+//! What the record can tell: Redis tells a client's `DEL` apart from an expiry, so there a
+//! delete during A's release is A's or another client's command. etcd and ZooKeeper delete a
+//! lease's keys or a session's nodes the same way a client does, so a lease that expired during
+//! A's release would look alike: B's hold open means B was still granted, and the kind charges
+//! such a delete only while a release of another process was in flight (the evidence names every
+//! one). A delete line names its key; which grant it was is read from the put the record showed
+//! standing there ([`crate::service_keys::names`]). "In flight" allows for the observer's lag as
+//! `phantom-holder` does.
+
+use super::phantom_holder::SETTLE_FLOOR_NS;
+use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, ServiceLog};
+use crate::diagnosis;
+use crate::locks::LockId;
+use crate::procs::PerProcess;
+use crate::service_keys::{holds_lock, names};
+use results::service_log::{ServiceEntry, ServiceWhat};
+use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
+use serde_json::json;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One grant and its hold, as far as this kind follows it.
+#[derive(Debug, Clone)]
+struct Grant {
+    process: u32,
+    index: u64,
+    time: u64,
+    /// Where its lease is in [`DeletedAnothersKey::leases`].
+    lease: (usize, usize),
+    lock: LockId,
+    /// When its hold ended: its process sent a release, lost its lease, ended an operation
+    /// `info` or exited.
+    ended: Option<u64>,
+}
+
+/// One release: who sent it, when, and when it was answered.
+#[derive(Debug, Clone)]
+struct Release {
+    process: u32,
+    lease: Option<(usize, usize)>,
+    invoked: (u64, u64),
+    answered: Option<u64>,
+}
+
+/// See the module doc.
+#[derive(Debug, Default)]
+pub struct DeletedAnothersKey {
+    grants: Vec<Grant>,
+    releases: Vec<Release>,
+    /// Each process's latest grant (an index into `grants`) and its release in flight.
+    holding: PerProcess<usize>,
+    releasing: PerProcess<usize>,
+    /// The locks' names, by id (few: one per lock of the run).
+    locks: Vec<(LockId, String)>,
+    /// Every lease, back to back.
+    leases: String,
+}
+
+impl DeletedAnothersKey {
+    fn keep(&mut self, lease: &str) -> (usize, usize) {
+        let start = self.leases.len();
+        self.leases.push_str(lease);
+        (start, self.leases.len())
+    }
+
+    fn lease(&self, (start, end): (usize, usize)) -> &str {
+        &self.leases[start..end]
+    }
+
+    fn end_hold(&mut self, process: u32, at: u64) {
+        if let Some(g) = self.holding.remove(process) {
+            self.grants[g].ended.get_or_insert(at);
+        }
+    }
+}
+
+impl Checker for DeletedAnothersKey {
+    fn kind(&self) -> AnomalyKind {
+        AnomalyKind::DeletedAnothersKey
+    }
+
+    fn interests(&self) -> Interests {
+        Interests::ACQUIRE.only(OpType::Ok)
+            | Interests::RELEASE
+            | Interests::LEASE_LOST
+            | Interests::EXIT
+            | Interests::ANY_INFO
+    }
+
+    fn uses_shared(&self) -> bool {
+        false
+    }
+
+    fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, _out: &mut Findings) {
+        let Process::Worker(process) = e.process else {
+            return;
+        };
+        match (&e.f, e.kind) {
+            (F::Acquire, OpType::Ok) => {
+                let (Some(lease), Some(lock)) = (e.lease.as_deref(), cx.lock) else {
+                    return;
+                };
+                if !self.locks.iter().any(|(id, _)| *id == lock) {
+                    self.locks.push((lock, cx.locks.name(lock).to_string()));
+                }
+                let lease = self.keep(lease);
+                self.holding.insert(process, self.grants.len());
+                self.grants.push(Grant {
+                    process,
+                    index: e.index,
+                    time: e.time,
+                    lease,
+                    lock,
+                    ended: None,
+                });
+            }
+            (F::Release, OpType::Invoke) => {
+                self.end_hold(process, e.time);
+                let lease = e.lease.as_deref().map(|l| self.keep(l));
+                self.releasing.insert(process, self.releases.len());
+                self.releases.push(Release {
+                    process,
+                    lease,
+                    invoked: (e.index, e.time),
+                    answered: None,
+                });
+            }
+            (F::Release, _) => {
+                if let Some(r) = self.releasing.remove(process) {
+                    self.releases[r].answered = Some(e.time);
+                }
+            }
+            _ => self.end_hold(process, e.time),
+        }
+    }
+
+    fn finish(&mut self, end: &End, out: &mut Findings) -> Outcome {
+        if self.releases.is_empty() || self.grants.is_empty() {
+            return Outcome::NotApplicable("no release was sent while a grant stood".into());
+        }
+        let record = match &end.service_log {
+            ServiceLog::Present(record) => record,
+            ServiceLog::Missing(why) => {
+                return Outcome::NotApplicable(format!(
+                    "{why}: which keys the releases removed is not known"
+                ))
+            }
+        };
+        let lock_of = |e: &ServiceEntry| self.locks.iter().find(|(_, name)| holds_lock(e, name));
+        if !record.iter().any(|e| lock_of(e).is_some()) {
+            return Outcome::NotApplicable(
+                "no key of the service's record holds the lock (PostgreSQL's advisory keys are \
+                 hashes): the releases cannot be set against its deletes"
+                    .into(),
+            );
+        }
+        let lag = (record.iter()).filter_map(|e| e.lag_ns).max().unwrap_or(0);
+        let settle = (2 * lag).max(SETTLE_FLOOR_NS);
+        // The put standing at each (node, key), to say whose key a delete removed.
+        let mut standing: BTreeMap<(Option<&str>, &str), &ServiceEntry> = BTreeMap::new();
+        let mut charged: BTreeSet<usize> = BTreeSet::new();
+        let mut deletes = 0;
+        for e in record.iter() {
+            let (Some(key), Some((lock, name))) = (e.key.as_deref(), lock_of(e)) else {
+                continue;
+            };
+            let at = (e.node.as_deref(), key);
+            match e.what {
+                ServiceWhat::Put => {
+                    standing.insert(at, e);
+                    continue;
+                }
+                ServiceWhat::Expired => {
+                    standing.remove(&at);
+                    continue;
+                }
+                ServiceWhat::Delete => {}
+                _ => continue,
+            }
+            let Some(put) = standing.remove(&at) else {
+                continue;
+            };
+            deletes += 1;
+            // The grant whose key it was, still held and not being released by its holder.
+            let Some(g) = (0..self.grants.len()).rev().find(|&g| {
+                let grant = &self.grants[g];
+                grant.lock == *lock && grant.time <= e.time && names(self.lease(grant.lease), put)
+            }) else {
+                continue;
+            };
+            let grant = &self.grants[g];
+            if grant.ended.is_some_and(|t| t <= e.time) || charged.contains(&g) {
+                continue;
+            }
+            let by: Vec<&Release> = (self.releases.iter())
+                .filter(|r| r.process != grant.process && r.invoked.1 <= e.time)
+                .filter(|r| r.answered.is_none_or(|t| t + settle >= e.time))
+                .collect();
+            if by.is_empty() {
+                continue;
+            }
+            charged.insert(g);
+            self.report(name, e, put, grant, &by, out);
+        }
+        out.stats.insert("deletes".into(), json!(deletes));
+        Outcome::Checked
+    }
+}
+
+impl DeletedAnothersKey {
+    fn report(
+        &self,
+        lock: &str,
+        e: &ServiceEntry,
+        put: &ServiceEntry,
+        grant: &Grant,
+        by: &[&Release],
+        out: &mut Findings,
+    ) {
+        let mut indices: Vec<u64> = by.iter().map(|r| r.invoked.0).collect();
+        indices.push(grant.index);
+        indices.sort_unstable();
+        let mut evidence = Evidence {
+            lock: Some(lock.to_string()),
+            key: e.key.clone(),
+            owner: Some(format!("process-{}", grant.process)),
+            lease: Some(self.lease(grant.lease).to_string()),
+            indices,
+            times: vec![grant.time, e.time],
+            ..Evidence::default()
+        };
+        let other = &mut evidence.other;
+        other.insert(
+            "releases".into(),
+            json!(by
+                .iter()
+                .map(|r| json!({
+                    "process": r.process,
+                    "invoke_index": r.invoked.0,
+                    "lease": r.lease.map(|l| self.lease(l)),
+                }))
+                .collect::<Vec<_>>()),
+        );
+        other.insert("deleted_seen_ns".into(), json!(e.time));
+        for (name, field) in [
+            ("service_value", &put.value),
+            ("service_owner", &put.owner),
+            ("node", &e.node),
+        ] {
+            if let Some(v) = field {
+                other.insert(name.into(), json!(v));
+            }
+        }
+        let who = match by {
+            [one] => format!(
+                "process {}'s release (index {}{})",
+                one.process,
+                one.invoked.0,
+                one.lease
+                    .map_or(String::new(), |l| format!(", lease {}", self.lease(l)))
+            ),
+            many => format!("one of {} releases of other processes", many.len()),
+        };
+        let observation = format!(
+            "the service deleted {} at t={}ns, the key process {} was granted (index {}) and \
+             still held, during {who}: a release freed another holder's lock",
+            e.key.as_deref().unwrap_or("the lock's key"),
+            e.time,
+            grant.process,
+            grant.index
+        );
+        out.push(
+            e.time,
+            observation.clone(),
+            evidence,
+            diagnosis::deleted_anothers_key(observation),
+        );
+    }
+}
