@@ -180,6 +180,19 @@ pub fn deleted_anothers_key(observation: String) -> Diagnosis {
     )
 }
 
+pub fn held_against_service(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "the lock client answered from its own memory, not from the service: its key was gone \
+         (its lease or session expired, or another client removed it) and the library still \
+         said held",
+        "how the library decides it holds the lock (a flag set at acquire, or a read of its own \
+         key or session), and whether it had reported its session or lease lost",
+        "never take the library's held answer as licence to act: fence every write with a token \
+         the resource compares, and treat a lost session as a lost lock",
+    )
+}
+
 pub fn concurrent_holders_renewal_failed(observation: String) -> Diagnosis {
     d(
         observation,

@@ -15,8 +15,8 @@
 use crate::checker::{Checker, Context, Findings};
 use crate::kinds::{
     ConcurrentHolders, DeletedAnothersKey, DoubleRelease, DuplicateEffect, DuplicateToken,
-    GrantedGone, HeldAfterLoss, LockedOutClient, LostUpdate, PhantomHolder, StaleAcceptedWrite,
-    StuckLock,
+    GrantedGone, HeldAfterLoss, HeldAgainstService, LockedOutClient, LostUpdate, PhantomHolder,
+    StaleAcceptedWrite, StuckLock,
 };
 use results::store::CheckConfig;
 use results::{EventRef, F};
@@ -35,10 +35,11 @@ pub(crate) enum Dispatch {
     GrantedGone(GrantedGone),
     PhantomHolder(PhantomHolder),
     DeletedAnothersKey(DeletedAnothersKey),
+    HeldAgainstService(HeldAgainstService),
     Other(Box<dyn Checker>),
 }
 
-/// The twelve checkers of docs/design.md, "Anomaly kinds" (fourteen kinds: double-release also sorts
+/// The thirteen checkers of docs/design.md, "Anomaly kinds" (fifteen kinds: double-release also sorts
 /// out release-of-lost-lock, duplicate-token token-regression) under this configuration, in
 /// report order.
 pub(crate) fn standard(cfg: &CheckConfig) -> Vec<Dispatch> {
@@ -59,6 +60,7 @@ pub(crate) fn standard(cfg: &CheckConfig) -> Vec<Dispatch> {
         Dispatch::GrantedGone(GrantedGone::default()),
         Dispatch::PhantomHolder(PhantomHolder::default()),
         Dispatch::DeletedAnothersKey(DeletedAnothersKey::default()),
+        Dispatch::HeldAgainstService(HeldAgainstService::default()),
     ]
 }
 
@@ -95,6 +97,7 @@ impl Dispatch {
             Dispatch::GrantedGone(c) => out_of_line(c, e, cx, out),
             Dispatch::PhantomHolder(c) => out_of_line(c, e, cx, out),
             Dispatch::DeletedAnothersKey(c) => out_of_line(c, e, cx, out),
+            Dispatch::HeldAgainstService(c) => out_of_line(c, e, cx, out),
             Dispatch::LockedOutClient(c) => out_of_line(c, e, cx, out),
             Dispatch::Other(c) => c.event(e, cx, out),
         }
@@ -114,6 +117,7 @@ impl Dispatch {
             Dispatch::GrantedGone(c) => Box::new(c),
             Dispatch::PhantomHolder(c) => Box::new(c),
             Dispatch::DeletedAnothersKey(c) => Box::new(c),
+            Dispatch::HeldAgainstService(c) => Box::new(c),
             Dispatch::LockedOutClient(c) => Box::new(c),
             Dispatch::Other(c) => c,
         }
@@ -133,6 +137,7 @@ impl Dispatch {
             Dispatch::GrantedGone(c) => c,
             Dispatch::PhantomHolder(c) => c,
             Dispatch::DeletedAnothersKey(c) => c,
+            Dispatch::HeldAgainstService(c) => c,
             Dispatch::LockedOutClient(c) => c,
             Dispatch::Other(c) => &**c,
         }
@@ -152,6 +157,7 @@ impl Dispatch {
             Dispatch::GrantedGone(c) => c,
             Dispatch::PhantomHolder(c) => c,
             Dispatch::DeletedAnothersKey(c) => c,
+            Dispatch::HeldAgainstService(c) => c,
             Dispatch::LockedOutClient(c) => c,
             Dispatch::Other(c) => &mut **c,
         }

@@ -1,8 +1,9 @@
 //! Specifications of the kinds judged against the lock service's own record (`service.jsonl`):
 //! `granted-gone`, a client granted the lock on a key the service had already deleted;
 //! `phantom-holder`, a lock the service held for a client told it did not get it;
-//! `deleted-anothers-key`, a release that removed another holder's key; and the service's holder
-//! that `stuck-lock` names.
+//! `deleted-anothers-key`, a release that removed another holder's key; `held-against-service`,
+//! a client answering held while the service shows its key gone; and the service's holder that
+//! `stuck-lock` names.
 
 mod common;
 use checkers::testkit::*;
@@ -477,4 +478,64 @@ fn a_key_that_expired_or_that_its_holder_released_was_deleted_by_nobody_else() {
     // Without the record: not applicable, and the run judged as before.
     let v = judged(stale_release(1), None);
     assert_eq!(status(&v, DeletedAnothersKey), "not applicable");
+}
+
+/// A holds `/l/a` (session s1) from 1 ms; the service expires s1 and deletes `/l/a` at 2,000 ms;
+/// B's `/l/b` follows at 2,100 ms. A's library is asked at `asked_ms` and answers held.
+fn belief_after_expiry(asked_ms: u64) -> (Vec<Event>, Vec<ServiceEntry>) {
+    let mut events: Vec<Event> = grant(1, "/l/a", 0).into();
+    events.extend([
+        invoke(1, Check).lock("l").lease("/l/a").at_ms(asked_ms),
+        ok(1, Check)
+            .lock("l")
+            .lease("/l/a")
+            .held(true)
+            .at_ms(asked_ms + 2),
+    ]);
+    let at = |ms: u64, what, key: &str, owner: &str, created| {
+        let mut e = change(what, key, owner, created, 0);
+        e.time = ms * 1_000_000;
+        e.revision = None;
+        e
+    };
+    let mut start = ServiceEntry::new(0, ServiceWhat::Watching);
+    start.revision = None;
+    let record = vec![
+        start,
+        at(1, ServiceWhat::Put, "/l/a", "s1", 2),
+        at(2000, ServiceWhat::Delete, "/l/a", "s1", 2),
+        at(2100, ServiceWhat::Put, "/l/b", "s2", 5),
+    ];
+    (events, record)
+}
+
+#[test]
+fn a_client_that_answers_held_after_the_service_deleted_its_key_holds_against_the_service() {
+    let (events, record) = belief_after_expiry(3000);
+    let v = judged(events, Some(record));
+    let found = only(&v, HeldAgainstService);
+    assert_eq!(found.len(), 1, "{:#?}", v.anomalies);
+    let a = &found[0];
+    assert!(!a.fails, "observed by default");
+    assert_eq!(a.evidence.key.as_deref(), Some("/l/a"));
+    assert_eq!(a.evidence.other["gone_seen_ns"], 2_000_000_000u64);
+    assert_eq!(a.evidence.other["service_holder"]["key"], "/l/b");
+}
+
+#[test]
+fn a_held_answer_while_the_key_stood_or_just_went_is_no_belief_against_the_service() {
+    // The near misses: asked while the key stood, and asked just before its delete was seen.
+    for asked in [1500, 1999] {
+        let (events, record) = belief_after_expiry(asked);
+        let v = judged(events, Some(record));
+        assert!(
+            only(&v, HeldAgainstService).is_empty(),
+            "asked at {asked}: {:#?}",
+            v.anomalies
+        );
+        assert_eq!(status(&v, HeldAgainstService), "checked");
+    }
+    let (events, _) = belief_after_expiry(3000);
+    let v = judged(events, None);
+    assert_eq!(status(&v, HeldAgainstService), "not applicable");
 }

@@ -23,10 +23,11 @@ pub enum AnomalyKind {
     GrantedGone,
     PhantomHolder,
     DeletedAnothersKey,
+    HeldAgainstService,
 }
 
 impl AnomalyKind {
-    pub const ALL: [AnomalyKind; 14] = [
+    pub const ALL: [AnomalyKind; 15] = [
         AnomalyKind::StaleAcceptedWrite,
         AnomalyKind::DuplicateToken,
         AnomalyKind::TokenRegression,
@@ -41,6 +42,7 @@ impl AnomalyKind {
         AnomalyKind::GrantedGone,
         AnomalyKind::PhantomHolder,
         AnomalyKind::DeletedAnothersKey,
+        AnomalyKind::HeldAgainstService,
     ];
 
     pub fn as_str(&self) -> &'static str {
@@ -59,6 +61,7 @@ impl AnomalyKind {
             AnomalyKind::GrantedGone => "granted-gone",
             AnomalyKind::PhantomHolder => "phantom-holder",
             AnomalyKind::DeletedAnothersKey => "deleted-anothers-key",
+            AnomalyKind::HeldAgainstService => "held-against-service",
         }
     }
 
@@ -78,7 +81,8 @@ impl AnomalyKind {
     /// lock the service held for a client told it did not get it (a lock unavailable for a
     /// while, which `stuck-lock` fails once it outlasts ttl + slack); `deleted-anothers-key`, the
     /// service's record of a release removing another holder's key (the harm `double-release`
-    /// fails a run for where the history shows it).
+    /// fails a run for where the history shows it); `held-against-service`, a client answering
+    /// held while the service's record shows its key gone (a belief, like `held-after-loss`).
     pub fn observed_by_default(self) -> bool {
         matches!(
             self,
@@ -89,6 +93,7 @@ impl AnomalyKind {
                 | AnomalyKind::GrantedGone
                 | AnomalyKind::PhantomHolder
                 | AnomalyKind::DeletedAnothersKey
+                | AnomalyKind::HeldAgainstService
         )
     }
 

@@ -96,10 +96,6 @@ impl Checker for DeletedAnothersKey {
             | Interests::ANY_INFO
     }
 
-    fn uses_shared(&self) -> bool {
-        false
-    }
-
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, _out: &mut Findings) {
         let Process::Worker(process) = e.process else {
             return;

@@ -94,10 +94,6 @@ impl Checker for PhantomHolder {
         Interests::ACQUIRE
     }
 
-    fn uses_shared(&self) -> bool {
-        false
-    }
-
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, _out: &mut Findings) {
         let (Process::Worker(process), F::Acquire, Some(lock)) = (e.process, &e.f, cx.lock) else {
             return;

@@ -98,7 +98,7 @@ pub struct Args {
     pub seed: Option<u64>,
     /// Anomaly kinds that fail the run, comma-separated (default: all but the observed
     /// concurrent-holders, release-of-lost-lock, held-after-loss, locked-out-client,
-    /// granted-gone, phantom-holder and deleted-anothers-key).
+    /// granted-gone, phantom-holder, deleted-anothers-key and held-against-service).
     #[arg(long, value_delimiter = ',',
           value_parser = one_of(AnomalyKind::ALL.map(|k| k.as_str())))]
     pub fail_on: Option<Vec<String>>,

@@ -59,6 +59,14 @@ pub fn check(stored: &Stored, anomaly: &Anomaly) -> Result<(), Refusal> {
                  (same seed), or replay scenarios/redis-lock-del.yaml",
             ))
         }
+        AnomalyKind::HeldAgainstService => {
+            return Err(Refusal::new(
+                "held-against-service is a client's held answer set against the lock service's \
+                 own record of its key; its history side is held-after-loss where another grant \
+                 shows it. Re-run the run's test.yaml (same seed), or replay \
+                 scenarios/kazoo-belief-after-expiry.yaml",
+            ))
+        }
         AnomalyKind::LockedOutClient => {
             return Err(Refusal::new(
                 "locked-out-client is one worker's acquires failing over a window longer than \
