@@ -112,6 +112,8 @@ pub fn legend() -> Vec<(String, &'static str)> {
         (r##"<circle r="6" fill="#111827"/><path d="M-2.8-2.8L2.8 2.8M-2.8 2.8L2.8-2.8" stroke="#fff" stroke-width="1.6"/>"##.to_string(), "process exit"),
         (r##"<path d="M0-7V7" stroke="#1e3a8a" stroke-width="2.4"/>"##.to_string(), "released"),
         (r##"<path d="M0-7V7" stroke="#9333ea" stroke-width="2.4" stroke-dasharray="3 2"/>"##.to_string(), "release rejected"),
+        (r##"<rect x="-8" y="-5" width="16" height="10" rx="2" fill="#059669"/>"##.to_string(), "service: key of a grant"),
+        (r##"<rect x="-8" y="-5" width="16" height="10" rx="2" fill="#f59e0b"/>"##.to_string(), "service: key no grant names"),
         (r##"<circle r="7" fill="none" stroke="#dc2626" stroke-width="2.2"/>"##.to_string(), "anomaly evidence"),
     ]
 }

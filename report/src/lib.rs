@@ -51,6 +51,8 @@ pub struct ReportInput<'a> {
     pub run_end: Option<u64>,
     pub history: &'a [Event],
     pub resource: &'a [ResourceEntry],
+    /// The lock service's own record (`service.jsonl`); empty when the run has none.
+    pub service: &'a [results::service_log::ServiceEntry],
     pub verdict: &'a Verdict,
     /// The anomaly kinds the checkers looked for (one JUnit test case each). The checkers'
     /// per-kind `stats` entries count as checked too (and say unknown / not applicable), so

@@ -107,6 +107,7 @@ mod tests {
             run_end: None,
             history: &[],
             resource: &[],
+            service: &[],
             verdict: &verdict,
             checked: &[AnomalyKind::StaleAcceptedWrite],
             process_workers: BTreeMap::new(),

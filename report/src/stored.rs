@@ -22,6 +22,8 @@ pub struct StoredRun {
     pub started: String,
     pub history: Vec<Event>,
     pub resource: Vec<ResourceEntry>,
+    /// The lock service's own record; empty when the run has none.
+    pub service: Vec<results::service_log::ServiceEntry>,
     pub verdict: Verdict,
     /// The libraries the adapters reported (`clients.txt`), empty for a recipe.
     pub clients: Vec<String>,
@@ -36,6 +38,7 @@ impl StoredRun {
         let verdict = run.verdict()?;
         let history = run.history()?;
         let resource = run.resource_log()?;
+        let service = run.service_log()?.unwrap_or_default();
         let clients = run.clients()?;
         let dir_name = |p: &Path| {
             p.file_name()
@@ -61,6 +64,7 @@ impl StoredRun {
             started: dir_name(dir),
             history,
             resource,
+            service,
             verdict,
             clients,
         })
@@ -77,6 +81,7 @@ impl StoredRun {
             run_end: None,
             history: &self.history,
             resource: &self.resource,
+            service: &self.service,
             verdict: &self.verdict,
             checked: &[],
             process_workers: Default::default(),

@@ -127,12 +127,41 @@ pub struct AnomalyMark {
     pub lane: Option<usize>,
 }
 
+/// One key of a lock standing at the lock service, by its own record (`service.jsonl`): put →
+/// deleted, expired, or the end of the record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServiceBar {
+    pub start: u64,
+    pub end: u64,
+    /// Its server's row in [`ServiceLane::nodes`].
+    pub row: usize,
+    pub key: String,
+    /// Its owner (lease, session, backend) or value, as the service gave it.
+    pub holder: Option<String>,
+    /// The lane whose grant names the key; `None`: no grant of the history does.
+    pub lane: Option<usize>,
+    /// How it ended: `deleted`, `expired`, or `still there` at the record's end.
+    pub ended: &'static str,
+}
+
+/// The lock service's lane under the workers': the keys of the run's locks as the service held
+/// them, one row per server where the service keeps no one order (Redlock's masters, Sentinel's
+/// servers), and where the record is blind (before it began, and each gap).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ServiceLane {
+    pub nodes: Vec<Option<String>>,
+    pub keys: Vec<ServiceBar>,
+    pub blind: Vec<Span>,
+}
+
 /// Everything the timeline draws.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Timeline {
     /// The last instant anything happened (ns); the timeline spans 0..end.
     pub end: u64,
     pub lanes: Vec<Lane>,
+    /// Present when the run has the service's own record.
+    pub service: Option<ServiceLane>,
     pub faults: Vec<Fault>,
     pub anomalies: Vec<AnomalyMark>,
 }
@@ -148,6 +177,11 @@ pub fn worker_of_owner(owner: &str) -> Option<String> {
 }
 
 impl Timeline {
+    /// Rows drawn under the nemesis row: the workers' lanes, then the service's.
+    pub fn rows(&self) -> usize {
+        self.lanes.len() + usize::from(self.service.is_some())
+    }
+
     /// The lane index of a worker process.
     pub fn lane_of(&self, process: u32) -> Option<usize> {
         self.lanes

@@ -13,6 +13,7 @@ use checkers::fold::{HoldFold, HoldSpan};
 use results::{Event, OpResult, OpType, Process, F};
 
 mod marks;
+mod service;
 
 /// What a fault hit, read by the data model's one rule, so the report draws the targets the
 /// checkers judged.
@@ -263,9 +264,11 @@ impl<'i, 'a> Builder<'i, 'a> {
             lane.writes.sort_by_key(|w| w.time);
         }
         let anomalies = self.anomaly_marks();
+        let service = service::lane(input, &self.lanes, end);
         Timeline {
             end,
             lanes: self.lanes,
+            service,
             faults,
             anomalies,
         }

@@ -12,7 +12,7 @@ use super::glyphs::{
     family_color, fault_color, hatch_of, legend, mark_shape, ring, write_shape, HATCHES,
 };
 use super::markup::{esc, px, secs};
-use super::timeline::{HoldEnd, Timeline, WriteMark};
+use super::timeline::{HoldEnd, ServiceLane, Timeline, WriteMark};
 
 mod parts;
 use parts::*;
@@ -30,7 +30,7 @@ const FLAG_ROW_H: f64 = 20.0;
 
 /// Total height of the drawing.
 pub fn height(t: &Timeline) -> f64 {
-    LANES_Y + t.lanes.len() as f64 * LANE_H + flag_rows(t) as f64 * FLAG_ROW_H + 8.0 + AXIS_H
+    LANES_Y + t.rows() as f64 * LANE_H + flag_rows(t) as f64 * FLAG_ROW_H + 8.0 + AXIS_H
 }
 
 /// Pixels per second of the fit-to-width layout.
@@ -93,7 +93,23 @@ pub fn labels(t: &Timeline) -> String {
             esc(&procs)
         );
     }
-    let ay = LANES_Y + t.lanes.len() as f64 * LANE_H;
+    if let Some(service) = &t.service {
+        let y = LANES_Y + t.lanes.len() as f64 * LANE_H;
+        let servers = match service.nodes.as_slice() {
+            [None] => "its own record".to_string(),
+            [Some(node)] => node.clone(),
+            nodes => format!("{} servers", nodes.len()),
+        };
+        let _ = write!(
+            s,
+            r##"<rect x="0" y="{}" width="{LABEL_W}" height="{LANE_H}" fill="#f0fdf4"/><text x="8" y="{}" font-size="13" font-weight="600" fill="#065f46">lock service</text><text x="8" y="{}" font-size="10.5" fill="#64748b">{}</text>"##,
+            px(y),
+            px(y + 22.0),
+            px(y + 37.0),
+            esc(&servers)
+        );
+    }
+    let ay = LANES_Y + t.rows() as f64 * LANE_H;
     let _ = write!(
         s,
         r##"<text x="8" y="{}" font-size="11" fill="#475569" font-weight="600">anomalies</text>"##,
@@ -108,7 +124,7 @@ pub fn plot(t: &Timeline) -> String {
     let x = |ns: u64| X0 + ns as f64 / 1e9 * pps;
     let ts = |ns: u64| format!("{:.4}", ns as f64 / 1e9);
     let h = height(t);
-    let lanes_bottom = LANES_Y + t.lanes.len() as f64 * LANE_H;
+    let lanes_bottom = LANES_Y + t.rows() as f64 * LANE_H;
     let width = X0 + PLOT_W + PAD;
     let mut s = String::with_capacity(64 * 1024);
     s.push_str(r##"<defs>"##);
@@ -301,6 +317,9 @@ pub fn plot(t: &Timeline) -> String {
             );
         }
     }
+    if let Some(service) = &t.service {
+        s.push_str(&service_row(t, service, pps));
+    }
     let rows = flag_layout(t);
     for (a, row) in t.anomalies.iter().zip(rows) {
         let colour = if a.fails { "#dc2626" } else { "#d97706" };
@@ -316,6 +335,71 @@ pub fn plot(t: &Timeline) -> String {
             a.kind,
             secs(a.time),
             12 + n.to_string().len() * 7
+        );
+    }
+    s
+}
+
+/// The service's row: each key of a lock as the service held it, one sub-row per server, green
+/// where a worker's grant names it and amber where none does; hatched where the record is blind.
+fn service_row(t: &Timeline, service: &ServiceLane, pps: f64) -> String {
+    let mut s = String::new();
+    let x = |ns: u64| X0 + ns as f64 / 1e9 * pps;
+    let ts = |ns: u64| format!("{:.4}", ns as f64 / 1e9);
+    let y = LANES_Y + t.lanes.len() as f64 * LANE_H;
+    let _ = write!(
+        s,
+        r##"<rect x="0" y="{}" width="{}" height="{LANE_H}" fill="#f0fdf4" class="tl-lanebg"/>"##,
+        px(y),
+        px(X0 + PLOT_W + PAD)
+    );
+    for b in &service.blind {
+        let _ = write!(
+            s,
+            r##"<rect data-t="{}" data-d="{}" x="{}" y="{}" width="{}" height="{}" fill="url(#hatch-other)" opacity=".6"><title>lock service: {} · {} → {}</title></rect>"##,
+            ts(b.start),
+            ts(b.end - b.start),
+            px(x(b.start)),
+            px(y + 1.0),
+            px(((b.end - b.start) as f64 / 1e9 * pps).max(1.0)),
+            px(LANE_H - 2.0),
+            esc(&b.label),
+            secs(b.start),
+            secs(b.end)
+        );
+    }
+    let h = ((LANE_H - 8.0) / service.nodes.len() as f64).min(16.0);
+    for k in &service.keys {
+        let (fill, whose) = match k.lane {
+            Some(i) => ("#059669", format!("granted to {}", t.lanes[i].name)),
+            None => ("#f59e0b", "no grant names it".to_string()),
+        };
+        let node = service.nodes[k.row].as_deref().unwrap_or("");
+        let title = format!(
+            "{} {} · {} · {}{} → {} ({}) · {}",
+            k.key,
+            k.holder.as_deref().unwrap_or(""),
+            whose,
+            if node.is_empty() {
+                String::new()
+            } else {
+                format!("{node} · ")
+            },
+            secs(k.start),
+            secs(k.end),
+            k.ended,
+            super::markup::duration(k.end - k.start)
+        );
+        let _ = write!(
+            s,
+            r##"<rect data-t="{}" data-d="{}" x="{}" y="{}" width="{}" height="{}" rx="2" fill="{fill}" class="tl-service"><title>{}</title></rect>"##,
+            ts(k.start),
+            ts(k.end - k.start),
+            px(x(k.start)),
+            px(y + 4.0 + k.row as f64 * h),
+            px(((k.end - k.start) as f64 / 1e9 * pps).max(1.5)),
+            px((h - 2.0).max(2.0)),
+            esc(&title)
         );
     }
     s

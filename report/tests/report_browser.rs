@@ -91,6 +91,7 @@ fn chromium_renders_the_timeline_an_anomaly_and_its_evidence_and_saves_a_screens
         run_end: Some(60_000_000_000),
         history: &run.history,
         resource: &run.resource,
+        service: &[],
         verdict: &run.verdict,
         checked: &run.checked,
         process_workers: BTreeMap::new(),

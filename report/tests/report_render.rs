@@ -20,6 +20,7 @@ fn input<'a>(run: &'a common::Run, config: &'a serde_json::Value) -> ReportInput
         run_end: Some(60_000_000_000),
         history: &run.history,
         resource: &run.resource,
+        service: &[],
         verdict: &run.verdict,
         checked: &run.checked,
         process_workers: BTreeMap::new(),
@@ -262,6 +263,7 @@ fn an_empty_undecided_run_still_renders_and_says_why() {
         run_end: None,
         history: &[],
         resource: &[],
+        service: &[],
         verdict: &verdict,
         checked: &[AnomalyKind::StaleAcceptedWrite],
         process_workers: BTreeMap::new(),
@@ -385,6 +387,7 @@ fn nemesis_events_as_the_executor_records_them() {
         run_end: Some(10_000_000_000),
         history: &history,
         resource: &[],
+        service: &[],
         verdict: &verdict,
         checked: &[],
         process_workers: BTreeMap::new(),
@@ -477,6 +480,7 @@ fn a_hold_bar_ends_at_an_info_of_its_process_as_the_checkers_hold_does() {
         run_end: Some(10_000_000_000),
         history: &history,
         resource: &[],
+        service: &[],
         verdict: &verdict,
         checked: &[],
         process_workers: BTreeMap::from([(1, "worker-1".into()), (7, "worker-2".into())]),
@@ -492,4 +496,43 @@ fn a_hold_bar_ends_at_an_info_of_its_process_as_the_checkers_hold_does() {
         (spans[0].end, spans[0].ended_by),
         (bars[0].end, bars[0].ended_by)
     );
+}
+
+/// The lock service's lane: every key of the lock as the service held it, green where a
+/// worker's grant names it and amber where none does, and no lane without a record.
+#[test]
+fn the_service_lane_shows_each_key_and_whether_a_grant_names_it() {
+    use results::service_log::{ServiceEntry, ServiceWhat};
+    let run = common::generate(&common::Scenario::default());
+    let cfg = config();
+    let bare = Timeline::build(&input(&run, &cfg));
+    assert!(bare.service.is_none());
+    assert!(!report::timeline_svg::standalone(&bare).contains("lock service"));
+    let hold = bare.lanes[0].holds[0].clone();
+    let lock = hold.lock.clone().expect("a hold names its lock");
+    let key = format!("/fencecheck/lock/{lock}");
+    let line = |ms: u64, what: ServiceWhat, owner: Option<&str>| {
+        let mut e = ServiceEntry::new(ms, what);
+        e.key = Some(key.clone());
+        e.owner = owner.map(str::to_string);
+        e
+    };
+    let record = vec![
+        ServiceEntry::new(0, ServiceWhat::Watching),
+        line(hold.start, ServiceWhat::Put, hold.lease.as_deref()),
+        line(hold.end, ServiceWhat::Delete, None),
+        line(hold.end + 1, ServiceWhat::Put, Some("nobody's")),
+    ];
+    let mut with = input(&run, &cfg);
+    with.service = &record;
+    let model = Timeline::build(&with);
+    let service = model.service.as_ref().expect("a lane for the record");
+    assert_eq!(service.keys.len(), 2, "{:?}", service.keys);
+    assert_eq!(service.keys[0].lane, Some(0));
+    assert_eq!(service.keys[0].ended, "deleted");
+    assert_eq!(service.keys[1].lane, None);
+    assert_eq!(service.keys[1].ended, "still there");
+    let svg = report::timeline_svg::standalone(&model);
+    assert!(svg.contains("lock service") && svg.contains("no grant names it"));
+    assert!(svg.contains("granted to worker-1"));
 }

@@ -21,6 +21,7 @@ fn page(history: &[Event], resource: &[ResourceEntry], verdict: &Verdict) -> (St
         run_end: history.last().map(|e| e.time),
         history,
         resource,
+        service: &[],
         verdict,
         checked: &checked,
         process_workers: BTreeMap::new(),
