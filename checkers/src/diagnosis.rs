@@ -193,6 +193,19 @@ pub fn held_against_service(observation: String) -> Diagnosis {
     )
 }
 
+pub fn token_out_of_order(observation: String) -> Diagnosis {
+    d(
+        observation,
+        "the fence token is not drawn in the order the service grants the lock: it comes from a \
+         counter apart from the grant (one that a restart or a failover set back), or it was \
+         drawn before the grant and another client's draw came between",
+        "where the client's token comes from (the key's own creation in the service's order, or \
+         a separate counter), and whether the counter's server restarted or failed over",
+        "take the token from the grant itself (etcd's create revision, ZooKeeper's czxid), or \
+         draw it atomically with the grant from storage that survives restarts",
+    )
+}
+
 pub fn concurrent_holders_renewal_failed(observation: String) -> Diagnosis {
     d(
         observation,

@@ -16,7 +16,7 @@ use crate::checker::{Checker, Context, Findings};
 use crate::kinds::{
     ConcurrentHolders, DeletedAnothersKey, DoubleRelease, DuplicateEffect, DuplicateToken,
     GrantedGone, HeldAfterLoss, HeldAgainstService, LockedOutClient, LostUpdate, PhantomHolder,
-    StaleAcceptedWrite, StuckLock,
+    StaleAcceptedWrite, StuckLock, TokenOutOfOrder,
 };
 use results::store::CheckConfig;
 use results::{EventRef, F};
@@ -36,10 +36,11 @@ pub(crate) enum Dispatch {
     PhantomHolder(PhantomHolder),
     DeletedAnothersKey(DeletedAnothersKey),
     HeldAgainstService(HeldAgainstService),
+    TokenOutOfOrder(TokenOutOfOrder),
     Other(Box<dyn Checker>),
 }
 
-/// The thirteen checkers of docs/design.md, "Anomaly kinds" (fifteen kinds: double-release also sorts
+/// The fourteen checkers of docs/design.md, "Anomaly kinds" (sixteen kinds: double-release also sorts
 /// out release-of-lost-lock, duplicate-token token-regression) under this configuration, in
 /// report order.
 pub(crate) fn standard(cfg: &CheckConfig) -> Vec<Dispatch> {
@@ -61,6 +62,7 @@ pub(crate) fn standard(cfg: &CheckConfig) -> Vec<Dispatch> {
         Dispatch::PhantomHolder(PhantomHolder::default()),
         Dispatch::DeletedAnothersKey(DeletedAnothersKey::default()),
         Dispatch::HeldAgainstService(HeldAgainstService::default()),
+        Dispatch::TokenOutOfOrder(TokenOutOfOrder::default()),
     ]
 }
 
@@ -98,6 +100,7 @@ impl Dispatch {
             Dispatch::PhantomHolder(c) => out_of_line(c, e, cx, out),
             Dispatch::DeletedAnothersKey(c) => out_of_line(c, e, cx, out),
             Dispatch::HeldAgainstService(c) => out_of_line(c, e, cx, out),
+            Dispatch::TokenOutOfOrder(c) => out_of_line(c, e, cx, out),
             Dispatch::LockedOutClient(c) => out_of_line(c, e, cx, out),
             Dispatch::Other(c) => c.event(e, cx, out),
         }
@@ -118,6 +121,7 @@ impl Dispatch {
             Dispatch::PhantomHolder(c) => Box::new(c),
             Dispatch::DeletedAnothersKey(c) => Box::new(c),
             Dispatch::HeldAgainstService(c) => Box::new(c),
+            Dispatch::TokenOutOfOrder(c) => Box::new(c),
             Dispatch::LockedOutClient(c) => Box::new(c),
             Dispatch::Other(c) => c,
         }
@@ -138,6 +142,7 @@ impl Dispatch {
             Dispatch::PhantomHolder(c) => c,
             Dispatch::DeletedAnothersKey(c) => c,
             Dispatch::HeldAgainstService(c) => c,
+            Dispatch::TokenOutOfOrder(c) => c,
             Dispatch::LockedOutClient(c) => c,
             Dispatch::Other(c) => &**c,
         }
@@ -158,6 +163,7 @@ impl Dispatch {
             Dispatch::PhantomHolder(c) => c,
             Dispatch::DeletedAnothersKey(c) => c,
             Dispatch::HeldAgainstService(c) => c,
+            Dispatch::TokenOutOfOrder(c) => c,
             Dispatch::LockedOutClient(c) => c,
             Dispatch::Other(c) => &mut **c,
         }

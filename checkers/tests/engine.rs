@@ -213,16 +213,16 @@ fn direct_and_vtable_calls_to_the_standard_checkers_give_the_same_verdict() {
         }
     }
     // The verdicts compared hold findings of every kind a history alone can show (granted-gone
-    // phantom-holder, deleted-anothers-key and held-against-service need the service's record),
-    // not just "valid" twice.
+    // phantom-holder, deleted-anothers-key, held-against-service and token-out-of-order need the
+    // service's record), not just "valid" twice.
     assert_eq!(
         kinds.len(),
-        AnomalyKind::ALL.len() - 4,
+        AnomalyKind::ALL.len() - 5,
         "kinds found: {kinds:?}"
     );
 }
 
-/// The standard set covers the fifteen kinds of docs/design.md, "Anomaly kinds", once each, in the
+/// The standard set covers the sixteen kinds of docs/design.md, "Anomaly kinds", once each, in the
 /// order the verdict lists them (the order of `AnomalyKind::ALL`); a paired kind comes right after
 /// its checker's.
 #[test]

@@ -2,8 +2,8 @@
 //! `granted-gone`, a client granted the lock on a key the service had already deleted;
 //! `phantom-holder`, a lock the service held for a client told it did not get it;
 //! `deleted-anothers-key`, a release that removed another holder's key; `held-against-service`,
-//! a client answering held while the service shows its key gone; and the service's holder that
-//! `stuck-lock` names.
+//! a client answering held while the service shows its key gone; `token-out-of-order`, a later
+//! grant at the service with a lower token; and the service's holder that `stuck-lock` names.
 
 mod common;
 use checkers::testkit::*;
@@ -538,4 +538,76 @@ fn a_held_answer_while_the_key_stood_or_just_went_is_no_belief_against_the_servi
     let (events, _) = belief_after_expiry(3000);
     let v = judged(events, None);
     assert_eq!(status(&v, HeldAgainstService), "not applicable");
+}
+
+/// X (`/l/a`, token 10) is created at 10, Y (`/l/b`, token `y_token`) at 12; their acquires
+/// overlap in the history, so only the service orders them.
+fn two_created(y_token: u64) -> (Vec<Event>, Vec<ServiceEntry>) {
+    let events = vec![
+        invoke(1, Acquire).lock("l").at_ms(0),
+        invoke(2, Acquire).lock("l").at_ms(1),
+        ok(1, Acquire).lock("l").lease("/l/a").token(10).at_ms(20),
+        ok(2, Acquire)
+            .lock("l")
+            .lease("/l/b")
+            .token(y_token)
+            .at_ms(21),
+    ];
+    let record = vec![
+        watching(1),
+        change(ServiceWhat::Put, "/l/a", "s1", 10, 10),
+        change(ServiceWhat::Put, "/l/b", "s2", 12, 12),
+    ];
+    (events, record)
+}
+
+#[test]
+fn a_grant_the_service_made_later_with_a_lower_token_is_out_of_order() {
+    let (events, record) = two_created(5);
+    let v = judged(events, Some(record));
+    let found = only(&v, TokenOutOfOrder);
+    assert_eq!(found.len(), 1, "{:#?}", v.anomalies);
+    let a = &found[0];
+    assert!(a.fails, "fails by default, as token-regression does");
+    assert_eq!(a.evidence.token, Some(5));
+    assert_eq!(a.evidence.other["earlier_token"], 10);
+    assert_eq!(a.evidence.other["earlier_created"], 10);
+    // The history alone cannot order them: no token-regression.
+    assert!(only(&v, TokenRegression).is_empty(), "{:#?}", v.anomalies);
+    // The near miss: the later creation with the higher token.
+    let (events, record) = two_created(12);
+    let v = judged(events, Some(record));
+    assert!(only(&v, TokenOutOfOrder).is_empty(), "{:#?}", v.anomalies);
+    assert_eq!(status(&v, TokenOutOfOrder), "checked");
+}
+
+#[test]
+fn on_redis_the_service_orders_a_key_put_after_the_last_one_went() {
+    let grants = |y_token: u64| {
+        vec![
+            invoke(1, Acquire).lock("l").at_ms(0),
+            ok(1, Acquire).lock("l").lease("v1").token(7).at_ms(2),
+            invoke(2, Acquire).lock("l").at_ms(1),
+            ok(2, Acquire)
+                .lock("l")
+                .lease("v2")
+                .token(y_token)
+                .at_ms(2200),
+        ]
+    };
+    let record = redis_lines(
+        &["redis-1"],
+        &[
+            (1, ServiceWhat::Put, "v1"),
+            (2000, ServiceWhat::Expired, "v1"),
+            (2199, ServiceWhat::Put, "v2"),
+        ],
+    );
+    let v = judged(grants(3), Some(record.clone()));
+    assert_eq!(only(&v, TokenOutOfOrder).len(), 1, "{:#?}", v.anomalies);
+    let v = judged(grants(8), Some(record));
+    assert!(only(&v, TokenOutOfOrder).is_empty(), "{:#?}", v.anomalies);
+    // Without the record: not applicable.
+    let v = judged(grants(3), None);
+    assert_eq!(status(&v, TokenOutOfOrder), "not applicable");
 }

@@ -58,7 +58,7 @@ fn plantable(kind: AnomalyKind, s: &Shape) -> bool {
         LockedOutClient => s.workers >= 3 && s.holds >= LOCKED_OUT_HOLDS,
         // Judged against the service's record, which a history alone does not carry.
         GrantedGone => false,
-        PhantomHolder | DeletedAnothersKey | HeldAgainstService => false,
+        PhantomHolder | DeletedAnothersKey | HeldAgainstService | TokenOutOfOrder => false,
     }
 }
 

@@ -24,10 +24,11 @@ pub enum AnomalyKind {
     PhantomHolder,
     DeletedAnothersKey,
     HeldAgainstService,
+    TokenOutOfOrder,
 }
 
 impl AnomalyKind {
-    pub const ALL: [AnomalyKind; 15] = [
+    pub const ALL: [AnomalyKind; 16] = [
         AnomalyKind::StaleAcceptedWrite,
         AnomalyKind::DuplicateToken,
         AnomalyKind::TokenRegression,
@@ -43,6 +44,7 @@ impl AnomalyKind {
         AnomalyKind::PhantomHolder,
         AnomalyKind::DeletedAnothersKey,
         AnomalyKind::HeldAgainstService,
+        AnomalyKind::TokenOutOfOrder,
     ];
 
     pub fn as_str(&self) -> &'static str {
@@ -62,6 +64,7 @@ impl AnomalyKind {
             AnomalyKind::PhantomHolder => "phantom-holder",
             AnomalyKind::DeletedAnothersKey => "deleted-anothers-key",
             AnomalyKind::HeldAgainstService => "held-against-service",
+            AnomalyKind::TokenOutOfOrder => "token-out-of-order",
         }
     }
 

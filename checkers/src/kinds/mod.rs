@@ -18,6 +18,7 @@ mod release_suspects;
 mod resource_presence;
 pub mod stale_write;
 pub mod stuck_lock;
+pub mod token_out_of_order;
 pub mod token_regression;
 
 pub use concurrent_holders::ConcurrentHolders;
@@ -33,3 +34,4 @@ pub use lost_update::LostUpdate;
 pub use phantom_holder::PhantomHolder;
 pub use stale_write::StaleAcceptedWrite;
 pub use stuck_lock::StuckLock;
+pub use token_out_of_order::TokenOutOfOrder;

@@ -67,6 +67,13 @@ pub fn check(stored: &Stored, anomaly: &Anomaly) -> Result<(), Refusal> {
                  scenarios/kazoo-belief-after-expiry.yaml",
             ))
         }
+        AnomalyKind::TokenOutOfOrder => {
+            return Err(Refusal::new(
+                "token-out-of-order orders two grants by the lock service's own record, which a \
+                 replay's one-step-at-a-time acquires cannot interleave as the run did; its \
+                 history side is token-regression. Re-run the run's test.yaml (same seed)",
+            ))
+        }
         AnomalyKind::LockedOutClient => {
             return Err(Refusal::new(
                 "locked-out-client is one worker's acquires failing over a window longer than \

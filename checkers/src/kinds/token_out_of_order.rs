@@ -1,0 +1,271 @@
+//! `token-out-of-order`: the lock service granted X before Y, by its own record, yet Y's fence
+//! token is lower than X's. `token-regression` orders two grants by the history (X's `ok`
+//! before Y's invoke); this orders them by the service, so it also orders grants whose
+//! acquires overlapped in the history (a waiter queued before the holder's grant). Fails by
+//! default, as `token-regression` does: a resource that compares tokens takes Y's writes for
+//! an older holder's.
+//!
+//! The service's order of two grants' keys (each read from the first put its lease names,
+//! [`crate::service_keys::names`]): where both keys carry their creation in the service's own
+//! order (etcd's create revision, ZooKeeper's czxid), the earlier creation; otherwise (Redis,
+//! which keeps no such number) X before Y on one server when the record showed X's key gone
+//! there before it showed Y's put (one server's notifications come in the order it made the
+//! changes). An equal token is `duplicate-token`'s. Grants whose key the record never showed
+//! are left out and counted.
+
+use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, ServiceLog};
+use crate::diagnosis;
+use results::service_log::{ServiceEntry, ServiceWhat};
+use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
+use serde_json::json;
+use std::collections::BTreeMap;
+
+/// One grant with a token.
+#[derive(Debug, Clone)]
+struct Grant {
+    process: u32,
+    index: u64,
+    time: u64,
+    token: u64,
+    /// Where its lease is in [`TokenOutOfOrder::leases`].
+    lease: (usize, usize),
+}
+
+/// Where a grant's key stands in the service's order.
+#[derive(Debug, Clone, Copy)]
+struct Placed {
+    grant: usize,
+    created: Option<i64>,
+    node: usize,
+    put: u64,
+    /// When the record showed it gone from that server (`u64::MAX`: never).
+    gone: u64,
+}
+
+/// See the module doc.
+#[derive(Debug, Default)]
+pub struct TokenOutOfOrder {
+    grants: Vec<Grant>,
+    leases: String,
+}
+
+impl Checker for TokenOutOfOrder {
+    fn kind(&self) -> AnomalyKind {
+        AnomalyKind::TokenOutOfOrder
+    }
+
+    fn interests(&self) -> Interests {
+        Interests::ACQUIRE.only(OpType::Ok)
+    }
+
+    fn uses_shared(&self) -> bool {
+        false
+    }
+
+    fn event(&mut self, e: &EventRef<'_>, _cx: &Context<'_>, _out: &mut Findings) {
+        let (Process::Worker(process), F::Acquire, Some(token), Some(lease)) =
+            (e.process, &e.f, e.token, e.lease.as_deref())
+        else {
+            return;
+        };
+        let start = self.leases.len();
+        self.leases.push_str(lease);
+        self.grants.push(Grant {
+            process,
+            index: e.index,
+            time: e.time,
+            token,
+            lease: (start, self.leases.len()),
+        });
+    }
+
+    fn finish(&mut self, end: &End, out: &mut Findings) -> Outcome {
+        if self.grants.len() < 2 {
+            return Outcome::NotApplicable("fewer than two grants carry a fence token".into());
+        }
+        let record = match &end.service_log {
+            ServiceLog::Present(record) => record,
+            ServiceLog::Missing(why) => {
+                return Outcome::NotApplicable(format!(
+                    "{why}: the service's order of the grants is not known"
+                ))
+            }
+        };
+        let placed = self.place(record);
+        let unplaced = self.grants.len() - placed.len();
+        out.stats.insert("placed".into(), json!(placed.len()));
+        if placed.len() < 2 {
+            return Outcome::NotApplicable(
+                "the record names fewer than two grants' keys: the client's lease is not the \
+                 service's identity, or the record began late"
+                    .into(),
+            );
+        }
+        if unplaced > 0 {
+            out.stats.insert("unplaced".into(), json!(unplaced));
+        }
+        let ordered = placed.iter().all(|p| p.created.is_some());
+        if ordered {
+            // Creation order: each grant against the highest token created before it.
+            let mut by_created = placed.clone();
+            by_created.sort_by_key(|p| p.created);
+            let mut highest: Option<&Placed> = None;
+            for p in &by_created {
+                if let Some(h) = highest {
+                    if self.grants[p.grant].token < self.grants[h.grant].token {
+                        self.report(h, p, "created", out);
+                    }
+                }
+                if highest.is_none_or(|h| self.grants[p.grant].token > self.grants[h.grant].token) {
+                    highest = Some(p);
+                }
+            }
+        } else {
+            // Succession on each server: a key put after another's was seen gone.
+            let nodes = placed.iter().map(|p| p.node).max().unwrap_or(0) + 1;
+            for node in 0..nodes {
+                let mut on: Vec<&Placed> = placed.iter().filter(|p| p.node == node).collect();
+                on.sort_by_key(|p| p.put);
+                let mut by_gone = on.clone();
+                by_gone.sort_by_key(|p| p.gone);
+                let (mut next, mut highest): (usize, Option<&Placed>) = (0, None);
+                for p in &on {
+                    while next < by_gone.len() && by_gone[next].gone <= p.put {
+                        let g = by_gone[next];
+                        if highest
+                            .is_none_or(|h| self.grants[g.grant].token > self.grants[h.grant].token)
+                        {
+                            highest = Some(g);
+                        }
+                        next += 1;
+                    }
+                    if let Some(h) = highest {
+                        if self.grants[p.grant].token < self.grants[h.grant].token {
+                            self.report(h, p, "succeeded", out);
+                        }
+                    }
+                }
+            }
+        }
+        Outcome::Checked
+    }
+}
+
+impl TokenOutOfOrder {
+    fn lease(&self, g: &Grant) -> &str {
+        &self.leases[g.lease.0..g.lease.1]
+    }
+
+    /// Each grant's key as the record first shows it (its first put the lease names), with when
+    /// it was seen gone from that server.
+    fn place(&self, record: &[ServiceEntry]) -> Vec<Placed> {
+        let mut nodes: Vec<Option<&str>> = Vec::new();
+        let mut placed: Vec<Placed> = Vec::new();
+        // The grant each standing (node, key) is, by its index in `placed`.
+        let mut standing: BTreeMap<(Option<&str>, &str), usize> = BTreeMap::new();
+        let mut taken = vec![false; self.grants.len()];
+        // Grants by lease, for the forms a key, value or owner equals; the others (`pid ...`,
+        // etcd's `<key>@<revision>` and `... granted at revision ...`) are tried one by one.
+        let mut by_lease: crate::hashing::FastMap<&str, Vec<usize>> = Default::default();
+        let mut formed = Vec::new();
+        for (g, grant) in self.grants.iter().enumerate() {
+            let lease = self.lease(grant);
+            by_lease.entry(lease).or_default().push(g);
+            if lease.starts_with("pid ") || lease.contains('@') || lease.contains(" granted at ") {
+                formed.push(g);
+            }
+        }
+        let named = |e: &ServiceEntry, taken: &[bool]| -> Option<usize> {
+            let direct = [&e.key, &e.value, &e.owner]
+                .into_iter()
+                .flatten()
+                .filter_map(|v| by_lease.get(v.as_str()))
+                .flatten()
+                .copied();
+            direct
+                .chain(formed.iter().copied())
+                .find(|&g| !taken[g] && crate::service_keys::names(self.lease(&self.grants[g]), e))
+        };
+        for e in record {
+            let Some(key) = e.key.as_deref() else {
+                continue;
+            };
+            let at = (e.node.as_deref(), key);
+            match e.what {
+                ServiceWhat::Put => {
+                    if let Some(i) = standing.remove(&at) {
+                        placed[i].gone = placed[i].gone.min(e.time);
+                    }
+                    let Some(g) = named(e, &taken) else {
+                        continue;
+                    };
+                    taken[g] = true;
+                    let node = match nodes.iter().position(|n| *n == at.0) {
+                        Some(n) => n,
+                        None => {
+                            nodes.push(at.0);
+                            nodes.len() - 1
+                        }
+                    };
+                    standing.insert(at, placed.len());
+                    placed.push(Placed {
+                        grant: g,
+                        created: e.created,
+                        node,
+                        put: e.time,
+                        gone: u64::MAX,
+                    });
+                }
+                ServiceWhat::Delete | ServiceWhat::Expired => {
+                    if let Some(i) = standing.remove(&at) {
+                        placed[i].gone = e.time;
+                    }
+                }
+                _ => {}
+            }
+        }
+        placed
+    }
+
+    fn report(&self, x: &Placed, y: &Placed, how: &str, out: &mut Findings) {
+        let (gx, gy) = (&self.grants[x.grant], &self.grants[y.grant]);
+        let mut evidence = Evidence {
+            owner: Some(format!("process-{}", gy.process)),
+            lease: Some(self.lease(gy).to_string()),
+            token: Some(gy.token),
+            indices: {
+                let mut i = vec![gx.index, gy.index];
+                i.sort_unstable();
+                i
+            },
+            times: vec![gx.time.min(gy.time), gx.time.max(gy.time)],
+            ..Evidence::default()
+        };
+        let other = &mut evidence.other;
+        other.insert("earlier_process".into(), json!(gx.process));
+        other.insert("earlier_lease".into(), json!(self.lease(gx)));
+        other.insert("earlier_token".into(), json!(gx.token));
+        other.insert("earlier_created".into(), json!(x.created));
+        other.insert("later_created".into(), json!(y.created));
+        other.insert("earlier_put_seen_ns".into(), json!(x.put));
+        other.insert("later_put_seen_ns".into(), json!(y.put));
+        let order = match (x.created, y.created) {
+            (Some(cx), Some(cy)) => format!("created at {cx}, before {cy}"),
+            _ => format!(
+                "gone at t={}ns, before the later key was put at t={}ns",
+                x.gone, y.put
+            ),
+        };
+        let observation = format!(
+            "the service {how} process {}'s key (token {}) after process {}'s (token {}; {order}): \
+             the later grant's token is lower",
+            gy.process, gy.token, gx.process, gx.token
+        );
+        out.push(
+            gx.time.max(gy.time),
+            observation.clone(),
+            evidence,
+            diagnosis::token_out_of_order(observation),
+        );
+    }
+}
