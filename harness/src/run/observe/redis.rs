@@ -199,8 +199,10 @@ async fn take(
     e.node = Some(node.to_string());
     e.key = Some(key.to_string());
     if matches!(what, ServiceWhat::Put | ServiceWhat::Renewed) {
+        // One round trip, not a transaction: a change between the two reads is announced and
+        // read again, and MULTI/EXEC doubled the commands each notification costs the server.
         let mut pipe = redis::pipe();
-        pipe.atomic().get(key).pttl(key);
+        pipe.get(key).pttl(key);
         let read = pipe.query_async::<(Option<String>, i64)>(reader);
         match tokio::time::timeout(ASK, read).await {
             Ok(Ok((value, ttl))) => {
