@@ -251,6 +251,7 @@ impl TokenOutOfOrder {
         other.insert("later_put_seen_ns".into(), json!(y.put));
         let order = match (x.created, y.created) {
             (Some(cx), Some(cy)) => format!("created at {cx}, before {cy}"),
+            _ if x.gone == y.put => format!("its key replaced by the later one at t={}ns", y.put),
             _ => format!(
                 "gone at t={}ns, before the later key was put at t={}ns",
                 x.gone, y.put

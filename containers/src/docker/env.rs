@@ -266,6 +266,9 @@ impl RunEnv {
             .iter()
             .map(|(host, inside, ro)| {
                 let mode = if *ro { ":ro" } else { "" };
+                // Docker takes a relative source for a volume's name: a run directory given
+                // relative to the working directory is made absolute here, for every bind.
+                let host = std::path::absolute(host).unwrap_or_else(|_| host.clone());
                 format!("{}:{inside}{mode}", host.display())
             })
             .collect();
