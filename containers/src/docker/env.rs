@@ -264,13 +264,7 @@ impl RunEnv {
         let binds = spec
             .binds
             .iter()
-            .map(|(host, inside, ro)| {
-                let mode = if *ro { ":ro" } else { "" };
-                // Docker takes a relative source for a volume's name: a run directory given
-                // relative to the working directory is made absolute here, for every bind.
-                let host = std::path::absolute(host).unwrap_or_else(|_| host.clone());
-                format!("{}:{inside}{mode}", host.display())
-            })
+            .map(|(host, inside, ro)| bind_arg(host, inside, *ro))
             .collect();
         ContainerCreateBody {
             image: Some(spec.image.clone().unwrap_or_else(|| self.image.clone())),
@@ -421,5 +415,37 @@ impl Drop for RunEnv {
             guard::blocking_teardown(vec![self.run_id.clone()]);
             self.remove_pinned();
         }
+    }
+}
+
+/// One bind as Docker takes it, `<host>:<inside>[:ro]`. Docker takes a relative source for a
+/// volume's name, so a host path given relative to the working directory (a run directory under
+/// `results/`) is made absolute here, for every bind.
+fn bind_arg(host: &std::path::Path, inside: &str, read_only: bool) -> String {
+    let mode = if read_only { ":ro" } else { "" };
+    let host = std::path::absolute(host).unwrap_or_else(|_| host.to_path_buf());
+    format!("{}:{inside}{mode}", host.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bind_arg;
+
+    #[test]
+    fn a_relative_host_path_is_bound_as_an_absolute_one() {
+        let arg = bind_arg(
+            std::path::Path::new("results/runs/x/data/redis-1"),
+            "/var/lib/redis",
+            false,
+        );
+        let cwd = std::env::current_dir().expect("a working directory");
+        assert_eq!(
+            arg,
+            format!(
+                "{}/results/runs/x/data/redis-1:/var/lib/redis",
+                cwd.display()
+            )
+        );
+        assert_eq!(bind_arg(std::path::Path::new("/a"), "/b", true), "/a:/b:ro");
     }
 }
