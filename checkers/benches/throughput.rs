@@ -121,6 +121,8 @@ fn check(dir: &Path, max_ratio: Option<f64>) -> bool {
         keep_best(&mut baseline, w0.elapsed(), cpu() - c0);
         let (w0, c0) = (Instant::now(), cpu());
         let mut engine = Engine::new(&cfg());
+        // As `fencecheck check` says of a run without service.jsonl, before its history.
+        engine.service_log_missing("no service.jsonl".into());
         let nh = stream_history(&h, |e| engine.event(e)).expect("history");
         let nr = stream_resource_log(&r, |e| engine.resource(e)).expect("resource");
         let v = engine.finish();
@@ -193,6 +195,8 @@ fn check(dir: &Path, max_ratio: Option<f64>) -> bool {
     stream_history(&h, |e| events.push(owned(e))).expect("history");
     let (w0, c0) = (Instant::now(), cpu());
     let mut engine = Engine::new(&cfg());
+    // As `fencecheck check` says of a run without service.jsonl, before its history.
+    engine.service_log_missing("no service.jsonl".into());
     for e in &events {
         engine.event(&e.as_ref());
     }
@@ -245,6 +249,8 @@ fn profile(dir: &Path) {
     let mut lines = 0;
     for _ in 0..5 {
         let mut engine = Engine::new(&cfg());
+        // As `fencecheck check` says of a run without service.jsonl, before its history.
+        engine.service_log_missing("no service.jsonl".into());
         lines += stream_history(&h, |e| engine.event(e)).expect("history");
         lines += stream_resource_log(&r, |e| engine.resource(e)).expect("resource");
         let _ = engine.finish();
@@ -304,6 +310,8 @@ fn owned(e: &EventRef<'_>) -> Event {
 fn serde(dir: &Path) {
     let (w0, c0) = (Instant::now(), cpu());
     let mut engine = Engine::new(&cfg());
+    // As `fencecheck check` says of a run without service.jsonl, before its history.
+    engine.service_log_missing("no service.jsonl".into());
     let mut lines = 0u64;
     for e in JsonlReader::<Event>::open(&dir.join("history.jsonl")).expect("history") {
         engine.event(&e.expect("line").1.as_ref());

@@ -244,6 +244,14 @@ pub trait Checker {
         true
     }
 
+    /// Whether it judges nothing without the lock service's own record (`service.jsonl`): when
+    /// the engine is told before the first event that the run has none
+    /// ([`crate::Engine::service_log_missing`]), it gets no event, and its `finish` sees the
+    /// record missing. A check of a run without the record pays nothing for it.
+    fn needs_service_log(&self) -> bool {
+        false
+    }
+
     /// One history event, in file order, with the shared state as it was before it.
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, out: &mut Findings);
 

@@ -291,8 +291,19 @@ impl Engine {
         self.service_log = ServiceLog::Present(std::sync::Arc::new(record));
     }
 
-    /// Says the service's record could not be read; the kinds that need it become unknown.
+    /// Says the run has no service record (or it could not be read). Said before the first
+    /// event, the checkers that judge nothing without it get no event at all
+    /// ([`Checker::needs_service_log`]); either way their `finish` sees it missing.
     pub fn service_log_missing(&mut self, why: String) {
+        if self.events == 0 {
+            for i in 0..self.slots.len() {
+                if self.slots[i].checker.as_dyn().needs_service_log() {
+                    for r in &mut self.routes {
+                        r.retain(|&s| s != i);
+                    }
+                }
+            }
+        }
         self.service_log = ServiceLog::Missing(why);
     }
 

@@ -378,3 +378,39 @@ fn an_anomaly_is_dated_when_it_became_true() {
     assert_eq!(ch.at, Some(3_100_000_000));
     assert_eq!(ch.when(), Some(3_100_000_000));
 }
+
+/// A run without the service's record, said before the history, spares the kinds that need
+/// the record every event and judges exactly as when it is said after.
+#[test]
+fn a_record_said_missing_before_the_history_changes_no_verdict() {
+    let cfg = CheckConfig::default();
+    let events = history([
+        invoke(1, Acquire).lock("l"),
+        ok(1, Acquire).lock("l").lease("L1").token(1),
+        invoke(2, Acquire).lock("l"),
+        info(2, Acquire).lock("l"),
+        invoke(1, Release).lock("l").lease("L1"),
+        ok(1, Release).lock("l").lease("L1"),
+        invoke(3, Acquire).lock("l"),
+        ok(3, Acquire).lock("l").lease("L3").token(2),
+    ]);
+    let judge = |before: bool| {
+        let mut engine = Engine::new(&cfg);
+        if before {
+            engine.service_log_missing("no service.jsonl".into());
+        }
+        for e in &events {
+            engine.event(&e.as_ref());
+        }
+        if !before {
+            engine.service_log_missing("no service.jsonl".into());
+        }
+        serde_json::to_value(engine.finish()).expect("a verdict serializes")
+    };
+    let (before, after) = (judge(true), judge(false));
+    assert_eq!(before, after);
+    assert_eq!(
+        before["stats"]["phantom-holder"]["status"],
+        "not applicable"
+    );
+}

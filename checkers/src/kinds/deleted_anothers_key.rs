@@ -96,6 +96,10 @@ impl Checker for DeletedAnothersKey {
             | Interests::ANY_INFO
     }
 
+    fn needs_service_log(&self) -> bool {
+        true
+    }
+
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, _out: &mut Findings) {
         let Process::Worker(process) = e.process else {
             return;
@@ -140,9 +144,6 @@ impl Checker for DeletedAnothersKey {
     }
 
     fn finish(&mut self, end: &End, out: &mut Findings) -> Outcome {
-        if self.releases.is_empty() || self.grants.is_empty() {
-            return Outcome::NotApplicable("no release was sent while a grant stood".into());
-        }
         let record = match &end.service_log {
             ServiceLog::Present(record) => record,
             ServiceLog::Missing(why) => {
@@ -151,6 +152,9 @@ impl Checker for DeletedAnothersKey {
                 ))
             }
         };
+        if self.releases.is_empty() || self.grants.is_empty() {
+            return Outcome::NotApplicable("no release was sent while a grant stood".into());
+        }
         let lock_of = |e: &ServiceEntry| self.locks.iter().find(|(_, name)| holds_lock(e, name));
         if !record.iter().any(|e| lock_of(e).is_some()) {
             return Outcome::NotApplicable(

@@ -59,6 +59,10 @@ impl Checker for HeldAgainstService {
         Interests::CHECK
     }
 
+    fn needs_service_log(&self) -> bool {
+        true
+    }
+
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, _out: &mut Findings) {
         let Process::Worker(p) = e.process else {
             return;
@@ -100,12 +104,6 @@ impl Checker for HeldAgainstService {
     }
 
     fn finish(&mut self, end: &End, out: &mut Findings) -> Outcome {
-        if self.answered == 0 {
-            return Outcome::NotApplicable(
-                "no check was answered: the lock client has no check, or its keep-alive asked none"
-                    .into(),
-            );
-        }
         let record = match &end.service_log {
             ServiceLog::Present(record) => record,
             ServiceLog::Missing(why) => {
@@ -114,6 +112,12 @@ impl Checker for HeldAgainstService {
                 ))
             }
         };
+        if self.answered == 0 {
+            return Outcome::NotApplicable(
+                "no check was answered: the lock client has no check, or its keep-alive asked none"
+                    .into(),
+            );
+        }
         let lag = (record.iter()).filter_map(|e| e.lag_ns).max().unwrap_or(0);
         let settle = (2 * lag).max(SETTLE_FLOOR_NS);
         let mut undecided = 0;

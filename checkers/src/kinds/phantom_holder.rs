@@ -94,6 +94,10 @@ impl Checker for PhantomHolder {
         Interests::ACQUIRE
     }
 
+    fn needs_service_log(&self) -> bool {
+        true
+    }
+
     fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, _out: &mut Findings) {
         let (Process::Worker(process), F::Acquire, Some(lock)) = (e.process, &e.f, cx.lock) else {
             return;
@@ -122,6 +126,14 @@ impl Checker for PhantomHolder {
     }
 
     fn finish(&mut self, end: &End, out: &mut Findings) -> Outcome {
+        let record = match &end.service_log {
+            ServiceLog::Present(record) => record,
+            ServiceLog::Missing(why) => {
+                return Outcome::NotApplicable(format!(
+                    "{why}: what the service held for acquires answered fail or info is not known"
+                ))
+            }
+        };
         let refused = self.attempts.iter().filter(|a| a.refused()).count();
         if refused == 0 {
             return Outcome::NotApplicable(
@@ -130,15 +142,6 @@ impl Checker for PhantomHolder {
                     .into(),
             );
         }
-        let record = match &end.service_log {
-            ServiceLog::Present(record) => record,
-            ServiceLog::Missing(why) => {
-                return Outcome::NotApplicable(format!(
-                    "{refused} acquire(s) were answered fail or info, and {why}: what the \
-                     service held for them is not known"
-                ))
-            }
-        };
         let Some(began) = record
             .iter()
             .find(|s| s.what == ServiceWhat::Watching)

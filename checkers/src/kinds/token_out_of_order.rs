@@ -58,6 +58,10 @@ impl Checker for TokenOutOfOrder {
         Interests::ACQUIRE.only(OpType::Ok)
     }
 
+    fn needs_service_log(&self) -> bool {
+        true
+    }
+
     fn uses_shared(&self) -> bool {
         false
     }
@@ -80,9 +84,6 @@ impl Checker for TokenOutOfOrder {
     }
 
     fn finish(&mut self, end: &End, out: &mut Findings) -> Outcome {
-        if self.grants.len() < 2 {
-            return Outcome::NotApplicable("fewer than two grants carry a fence token".into());
-        }
         let record = match &end.service_log {
             ServiceLog::Present(record) => record,
             ServiceLog::Missing(why) => {
@@ -91,6 +92,9 @@ impl Checker for TokenOutOfOrder {
                 ))
             }
         };
+        if self.grants.len() < 2 {
+            return Outcome::NotApplicable("fewer than two grants carry a fence token".into());
+        }
         let placed = self.place(record);
         let unplaced = self.grants.len() - placed.len();
         out.stats.insert("placed".into(), json!(placed.len()));

@@ -35,6 +35,15 @@ pub fn check_run_dir(dir: &Path) -> anyhow::Result<Verdict> {
         );
     }
     let mut engine = Engine::new(&cfg);
+    // The lock service's own record, where the run has one (a malformed line is an error), told
+    // to the engine before the history: without one, the kinds that need it read no event.
+    match run.service_log()? {
+        Some(record) => engine.service_log(record),
+        None => engine.service_log_missing(format!(
+            "the run has no {} (recorded without an observer, or converted)",
+            results::layout::SERVICE_LOG
+        )),
+    }
     // A torn last line (the writer was killed mid-line) ends that stream: what came before is
     // judged and the verdict becomes unknown. Any other bad line is an error (exit 3).
     let mut torn = Vec::new();
@@ -60,10 +69,6 @@ pub fn check_run_dir(dir: &Path) -> anyhow::Result<Verdict> {
     } else {
         let missing = run.file(RESOURCE_LOG);
         engine.resource_log_missing(format!("{}: missing", missing.display()));
-    }
-    // The lock service's own record, where the run has one; a malformed line is an error.
-    if let Some(record) = run.service_log()? {
-        engine.service_log(record);
     }
     let mut verdict = engine.finish();
     for why in torn {
