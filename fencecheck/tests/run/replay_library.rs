@@ -11,7 +11,8 @@ fn repo() -> PathBuf {
 }
 
 /// Replays `scenarios/<name>.yaml` and asserts exit 0, every row ✓, nothing left running.
-fn replays(name: &str, providers: &[&str]) {
+/// Replays scenario `name` on each of `providers`, every expectation held; its runs' folder.
+fn replays(name: &str, providers: &[&str]) -> tempfile::TempDir {
     let runs = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_fencecheck"))
         .arg("replay")
@@ -37,6 +38,25 @@ fn replays(name: &str, providers: &[&str]) {
         "{stdout}"
     );
     assert!(!stdout.contains('✗'), "{stdout}");
+    runs
+}
+
+/// Every run's `results.json` under `dir`, read.
+fn verdicts(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        // Not through a `latest` link: each run once.
+        if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+            continue;
+        }
+        if path.is_dir() {
+            out.extend(verdicts(&path));
+        } else if path.file_name().is_some_and(|n| n == "results.json") {
+            out.push(serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap());
+        }
+    }
+    out
 }
 
 #[test]
@@ -72,7 +92,30 @@ fn zookeeper_session_expiry_two_holders_only_czxid_stops_the_stale_write() {
 
 #[test]
 fn a_lock_kept_alive_by_a_stuck_holder_is_flagged_stuck() {
-    replays("stuck-keepalive", &["etcd", "zookeeper", "redis"]);
+    let runs = replays("stuck-keepalive", &["etcd", "zookeeper", "redis"]);
+    // The lock service's own record names the holder it kept: A's key, with its lease or
+    // session, renewed within the window where the service records renewals (Redis).
+    let verdicts = verdicts(runs.path());
+    assert_eq!(verdicts.len(), 3);
+    for v in &verdicts {
+        let stuck = v["anomalies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["kind"] == "stuck-lock")
+            .expect("a stuck lock");
+        let holder = &stuck["other"]["service_holder"];
+        let key = holder["key"].as_str().unwrap_or_default();
+        assert!(key.contains("fencecheck-lock"), "{holder}");
+        assert_eq!(
+            holder["value"].as_str().map(|v| v.starts_with('A')),
+            Some(true),
+            "{holder}"
+        );
+        if key.starts_with("fencecheck:") {
+            assert!(holder["renewals_in_window"].as_u64() > Some(0), "{holder}");
+        }
+    }
 }
 
 #[test]
