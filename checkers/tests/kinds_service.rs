@@ -478,6 +478,71 @@ fn a_key_that_expired_or_that_its_holder_released_was_deleted_by_nobody_else() {
     // Without the record: not applicable, and the run judged as before.
     let v = judged(stale_release(1), None);
     assert_eq!(status(&v, DeletedAnothersKey), "not applicable");
+    // A release answered `fail` deleted nothing.
+    let mut refused = stale_release(1);
+    let last = refused.len() - 1;
+    refused[last] = fail(1, Release).lock("l").lease("v1").at_ms(2505);
+    let v = judged(refused, Some(stale_release_record(ServiceWhat::Delete)));
+    assert!(
+        only(&v, DeletedAnothersKey).is_empty(),
+        "{:#?}",
+        v.anomalies
+    );
+}
+
+#[test]
+fn a_delete_on_one_of_several_servers_frees_nothing_by_itself() {
+    // Redlock's masters each hold the lock: B's key deleted on one of three is no release of
+    // another's lock.
+    let mut record = redis_lines(
+        &["redis-1", "redis-2", "redis-3"],
+        &[
+            (1, ServiceWhat::Put, "v1"),
+            (2000, ServiceWhat::Expired, "v1"),
+            (2099, ServiceWhat::Put, "v2"),
+        ],
+    );
+    let mut e = ServiceEntry::new(2_502_000_000, ServiceWhat::Delete);
+    e.node = Some("redis-1".into());
+    e.key = Some("fencecheck:lock:l".into());
+    record.push(e);
+    let v = judged(stale_release(1), Some(record));
+    assert!(
+        only(&v, DeletedAnothersKey).is_empty(),
+        "{:#?}",
+        v.anomalies
+    );
+    assert_eq!(status(&v, DeletedAnothersKey), "not applicable");
+}
+
+#[test]
+fn a_key_gone_before_its_grant_was_no_release_of_anothers() {
+    // etcd's Mutex granted B at revision 9 after the service deleted B's key at revision 9 (its
+    // lease expired while it waited): granted-gone's, though A's release was in flight.
+    let mut events: Vec<Event> = grant(1, "/l/a@2", 0).into();
+    events.extend([
+        invoke(1, Release).lock("l").lease("/l/a@2").at_ms(100),
+        invoke(2, Acquire).lock("l").at_ms(50),
+        ok(2, Acquire)
+            .lock("l")
+            .lease("/l/b granted at revision 9 lease b")
+            .at_ms(110),
+        ok(1, Release).lock("l").lease("/l/a@2").at_ms(120),
+    ]);
+    let mut gone = change(ServiceWhat::Delete, "/l/b", "b", 3, 9);
+    gone.time = 115_000_000;
+    let record = vec![
+        watching(2),
+        change(ServiceWhat::Put, "/l/a", "a", 2, 2),
+        change(ServiceWhat::Put, "/l/b", "b", 3, 3),
+        gone,
+    ];
+    let v = judged(events, Some(record));
+    assert!(
+        only(&v, DeletedAnothersKey).is_empty(),
+        "{:#?}",
+        v.anomalies
+    );
 }
 
 /// A holds `/l/a` (session s1) from 1 ms; the service expires s1 and deletes `/l/a` at 2,000 ms;

@@ -13,7 +13,10 @@
 //! lease's keys or a session's nodes the same way a client does, so a lease that expired during
 //! A's release would look alike: B's hold open means B was still granted, and the kind charges
 //! such a delete only while a release of another process was in flight (the evidence names every
-//! one). A delete line names its key; which grant it was is read from the put the record showed
+//! one), and never one at or before the revision at which B's library concluded it held the
+//! lock (B was granted a key already gone: `granted-gone`'s). A release answered `fail` deleted
+//! nothing. Where a lock's keys live on several servers (Redlock's masters, Sentinel's
+//! replicas) a delete on one frees nothing by itself, and the kind does not apply. A delete line names its key; which grant it was is read from the put the record showed
 //! standing there ([`crate::service_keys::names`]). "In flight" allows for the observer's lag as
 //! `phantom-holder` does.
 
@@ -49,6 +52,8 @@ struct Release {
     lease: Option<(usize, usize)>,
     invoked: (u64, u64),
     answered: Option<u64>,
+    /// Answered `fail`: it certainly deleted nothing.
+    refused: bool,
 }
 
 /// See the module doc.
@@ -132,11 +137,13 @@ impl Checker for DeletedAnothersKey {
                     lease,
                     invoked: (e.index, e.time),
                     answered: None,
+                    refused: false,
                 });
             }
-            (F::Release, _) => {
+            (F::Release, kind) => {
                 if let Some(r) = self.releasing.remove(process) {
                     self.releases[r].answered = Some(e.time);
+                    self.releases[r].refused = kind == OpType::Fail;
                 }
             }
             _ => self.end_hold(process, e.time),
@@ -163,6 +170,21 @@ impl Checker for DeletedAnothersKey {
                     .into(),
             );
         }
+        // One server holds each lock: where a lock's keys live on several (Redlock's masters,
+        // Sentinel's replicas), a delete on one frees nothing by itself.
+        let mut servers: BTreeMap<&str, BTreeSet<Option<&str>>> = BTreeMap::new();
+        for e in record.iter() {
+            if let Some((_, name)) = lock_of(e) {
+                servers.entry(name).or_default().insert(e.node.as_deref());
+            }
+        }
+        if servers.values().all(|nodes| nodes.len() > 1) {
+            return Outcome::NotApplicable(
+                "each lock's keys live on several servers (Redlock's masters, Sentinel's \
+                 replicas): a delete on one frees nothing by itself"
+                    .into(),
+            );
+        }
         let lag = (record.iter()).filter_map(|e| e.lag_ns).max().unwrap_or(0);
         let settle = (2 * lag).max(SETTLE_FLOOR_NS);
         // The put standing at each (node, key), to say whose key a delete removed.
@@ -173,6 +195,12 @@ impl Checker for DeletedAnothersKey {
             let (Some(key), Some((lock, name))) = (e.key.as_deref(), lock_of(e)) else {
                 continue;
             };
+            if servers
+                .get(name.as_str())
+                .is_some_and(|nodes| nodes.len() > 1)
+            {
+                continue;
+            }
             let at = (e.node.as_deref(), key);
             match e.what {
                 ServiceWhat::Put => {
@@ -201,8 +229,17 @@ impl Checker for DeletedAnothersKey {
             if grant.ended.is_some_and(|t| t <= e.time) || charged.contains(&g) {
                 continue;
             }
+            // A grant the library concluded at or after the delete's revision never held the
+            // key at the service (granted-gone's, not a release's doing).
+            let gone_first = matches!(
+                (crate::kinds::granted_gone::key_and_revision(self.lease(grant.lease)), e.revision),
+                (Some((_, crate::kinds::granted_gone::Named::GrantedAt { at, .. })), Some(rev)) if rev <= at
+            );
+            if gone_first {
+                continue;
+            }
             let by: Vec<&Release> = (self.releases.iter())
-                .filter(|r| r.process != grant.process && r.invoked.1 <= e.time)
+                .filter(|r| r.process != grant.process && r.invoked.1 <= e.time && !r.refused)
                 .filter(|r| r.answered.is_none_or(|t| t + settle >= e.time))
                 .collect();
             if by.is_empty() {

@@ -178,7 +178,7 @@ impl Checker for GrantedGone {
     }
 
     fn interests(&self) -> Interests {
-        Interests::ACQUIRE
+        Interests::ACQUIRE.only(OpType::Ok)
     }
 
     fn uses_shared(&self) -> bool {
