@@ -13,7 +13,45 @@ use results::service_log::{ServiceEntry, ServiceWhat};
 /// counts whatever it carries: a delete names its key and, on Redis, nothing else.
 pub fn holds_lock(e: &ServiceEntry, lock: &str) -> bool {
     e.key.as_deref().is_some_and(|k| names_lock(k, lock))
-        && (e.what != ServiceWhat::Put || e.owner.is_some() || e.ttl_ms.is_some())
+        && (e.what != ServiceWhat::Put
+            || e.owner.is_some()
+            || e.ttl_ms.is_some()
+            || e.error.is_some())
+}
+
+/// The least settling time after an answer: a change the observer saw up to this long after
+/// the answer may have been made before it.
+pub const SETTLE_FLOOR_NS: u64 = 100_000_000;
+
+/// The settling time of a record: twice its largest measured lag, at least [`SETTLE_FLOOR_NS`].
+pub fn settle(record: &[ServiceEntry]) -> u64 {
+    let lag = (record.iter()).filter_map(|e| e.lag_ns).max().unwrap_or(0);
+    lag.saturating_mul(2).max(SETTLE_FLOOR_NS)
+}
+
+/// Whether the record was cut off (a `gap` not yet followed by its stream's `watching`) at any
+/// moment of [from, to], on any server.
+pub fn blind_between(record: &[ServiceEntry], from: u64, to: u64) -> bool {
+    // Since when each stream (by node; `None`: every one) has been cut off.
+    let mut cut: std::collections::BTreeMap<Option<&str>, u64> = Default::default();
+    for e in record.iter().take_while(|e| e.time <= to) {
+        match e.what {
+            ServiceWhat::Gap => {
+                cut.entry(e.node.as_deref()).or_insert(e.time);
+            }
+            ServiceWhat::Watching => {
+                let ended = match e.node.as_deref() {
+                    Some(node) => cut.remove(&Some(node)).into_iter().collect::<Vec<_>>(),
+                    None => std::mem::take(&mut cut).into_values().collect(),
+                };
+                if !ended.is_empty() && e.time >= from {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    !cut.is_empty()
 }
 
 /// Whether `key` has `lock` as one of its parts: bounded by the key's ends or by `/`, `:`, `{`,

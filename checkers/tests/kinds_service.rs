@@ -675,4 +675,22 @@ fn on_redis_the_service_orders_a_key_put_after_the_last_one_went() {
     // Without the record: not applicable.
     let v = judged(grants(3), None);
     assert_eq!(status(&v, TokenOutOfOrder), "not applicable");
+    // A lease two grants share names neither apart: nothing is placed, nothing claimed.
+    let shared: Vec<Event> = (grants(3).into_iter())
+        .map(|e| match e.lease.as_deref() {
+            Some(_) => e.lease("v1"),
+            None => e,
+        })
+        .collect();
+    let record = redis_lines(
+        &["redis-1"],
+        &[
+            (1, ServiceWhat::Put, "v1"),
+            (2000, ServiceWhat::Expired, "v1"),
+            (2199, ServiceWhat::Put, "v1"),
+        ],
+    );
+    let v = judged(shared, Some(record));
+    assert!(only(&v, TokenOutOfOrder).is_empty(), "{:#?}", v.anomalies);
+    assert_eq!(status(&v, TokenOutOfOrder), "not applicable");
 }

@@ -358,10 +358,10 @@ fn service_row(t: &Timeline, service: &ServiceLane, pps: f64) -> String {
             s,
             r##"<rect data-t="{}" data-d="{}" x="{}" y="{}" width="{}" height="{}" fill="url(#hatch-other)" opacity=".6"><title>lock service: {} · {} → {}</title></rect>"##,
             ts(b.start),
-            ts(b.end - b.start),
+            ts(b.end.saturating_sub(b.start)),
             px(x(b.start)),
             px(y + 1.0),
-            px(((b.end - b.start) as f64 / 1e9 * pps).max(1.0)),
+            px(((b.end.saturating_sub(b.start)) as f64 / 1e9 * pps).max(1.0)),
             px(LANE_H - 2.0),
             esc(&b.label),
             secs(b.start),
@@ -388,16 +388,16 @@ fn service_row(t: &Timeline, service: &ServiceLane, pps: f64) -> String {
             secs(k.start),
             secs(k.end),
             k.ended,
-            super::markup::duration(k.end - k.start)
+            super::markup::duration(k.end.saturating_sub(k.start))
         );
         let _ = write!(
             s,
             r##"<rect data-t="{}" data-d="{}" x="{}" y="{}" width="{}" height="{}" rx="2" fill="{fill}" class="tl-service"><title>{}</title></rect>"##,
             ts(k.start),
-            ts(k.end - k.start),
+            ts(k.end.saturating_sub(k.start)),
             px(x(k.start)),
             px(y + 4.0 + k.row as f64 * h),
-            px(((k.end - k.start) as f64 / 1e9 * pps).max(1.5)),
+            px(((k.end.saturating_sub(k.start)) as f64 / 1e9 * pps).max(1.5)),
             px((h - 2.0).max(2.0)),
             esc(&title)
         );

@@ -522,6 +522,8 @@ fn the_service_lane_shows_each_key_and_whether_a_grant_names_it() {
         line(hold.start, ServiceWhat::Put, hold.lease.as_deref()),
         line(hold.end, ServiceWhat::Delete, None),
         line(hold.end + 1, ServiceWhat::Put, Some("nobody's")),
+        // Written as the run ended, after the last event the drawing spans.
+        ServiceEntry::new(u64::MAX / 2, ServiceWhat::Gap),
     ];
     let mut with = input(&run, &cfg);
     with.service = &record;

@@ -20,7 +20,6 @@
 //! standing there ([`crate::service_keys::names`]). "In flight" allows for the observer's lag as
 //! `phantom-holder` does.
 
-use super::phantom_holder::SETTLE_FLOOR_NS;
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, ServiceLog};
 use crate::diagnosis;
 use crate::locks::LockId;
@@ -185,13 +184,12 @@ impl Checker for DeletedAnothersKey {
                     .into(),
             );
         }
-        let lag = (record.iter()).filter_map(|e| e.lag_ns).max().unwrap_or(0);
-        let settle = (2 * lag).max(SETTLE_FLOOR_NS);
+        let settle = crate::service_keys::settle(record);
         // The put standing at each (node, key), to say whose key a delete removed.
         let mut standing: BTreeMap<(Option<&str>, &str), &ServiceEntry> = BTreeMap::new();
         let mut charged: BTreeSet<usize> = BTreeSet::new();
         let mut deletes = 0;
-        for e in record.iter() {
+        for (at_line, e) in record.iter().enumerate() {
             let (Some(key), Some((lock, name))) = (e.key.as_deref(), lock_of(e)) else {
                 continue;
             };
@@ -218,6 +216,17 @@ impl Checker for DeletedAnothersKey {
                 continue;
             };
             deletes += 1;
+            // The Redis observer reads a value after the notification: a key set, deleted and
+            // set again within that read shows the later value on the first set. A put right
+            // after this delete repeating the deleted value says the delete was of another.
+            let repeated = (record[at_line + 1..].iter())
+                .find(|n| n.what == ServiceWhat::Put && n.node == e.node && n.key == e.key)
+                .is_some_and(|n| {
+                    n.value.is_some() && n.value == put.value && n.created == put.created
+                });
+            if repeated {
+                continue;
+            }
             // The grant whose key it was, still held and not being released by its holder.
             let Some(g) = (0..self.grants.len()).rev().find(|&g| {
                 let grant = &self.grants[g];
@@ -240,7 +249,10 @@ impl Checker for DeletedAnothersKey {
             }
             let by: Vec<&Release> = (self.releases.iter())
                 .filter(|r| r.process != grant.process && r.invoked.1 <= e.time && !r.refused)
-                .filter(|r| r.answered.is_none_or(|t| t + settle >= e.time))
+                .filter(|r| {
+                    r.answered
+                        .is_none_or(|t| t.saturating_add(settle) >= e.time)
+                })
                 .collect();
             if by.is_empty() {
                 continue;

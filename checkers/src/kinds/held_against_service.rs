@@ -13,7 +13,6 @@
 //! service's identity) is left undecided and counted, and so is a question whose span the
 //! record was cut off for. Once per grant: a library asked every second repeats one belief.
 
-use super::phantom_holder::SETTLE_FLOOR_NS;
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, ServiceLog};
 use crate::diagnosis;
 use crate::locks::LockId;
@@ -118,8 +117,7 @@ impl Checker for HeldAgainstService {
                     .into(),
             );
         }
-        let lag = (record.iter()).filter_map(|e| e.lag_ns).max().unwrap_or(0);
-        let settle = (2 * lag).max(SETTLE_FLOOR_NS);
+        let settle = crate::service_keys::settle(record);
         let mut undecided = 0;
         let mut reported = BTreeSet::new();
         for b in &self.beliefs {
@@ -131,7 +129,7 @@ impl Checker for HeldAgainstService {
                 .map_or("", |(_, n)| n.as_str());
             let lease = &self.leases[b.lease.0..b.lease.1];
             let from = b.asked.1;
-            let to = b.answered.1 + settle;
+            let to = b.answered.1.saturating_add(settle);
             match gone_through(record, name, lease, from, to) {
                 Gone::Undecided => undecided += 1,
                 Gone::Standing => {}
@@ -169,10 +167,10 @@ fn gone_through(record: &[ServiceEntry], lock: &str, lease: &str, from: u64, to:
     let mut state: BTreeMap<Option<&str>, (bool, u64)> = BTreeMap::new();
     let mut key = None;
     let mut standing_in_span = false;
+    if crate::service_keys::blind_between(record, from, to) {
+        return Gone::Undecided;
+    }
     for e in record.iter().take_while(|e| e.time <= to) {
-        if e.what == ServiceWhat::Gap && e.time >= from {
-            return Gone::Undecided;
-        }
         let Some(k) = e.key.as_deref().filter(|_| holds_lock(e, lock)) else {
             continue;
         };

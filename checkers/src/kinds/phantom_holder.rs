@@ -18,7 +18,7 @@
 //! majority of the servers the record follows (one, except Redlock's and Sentinel's), it is the
 //! earliest-created key of the lock standing there. "Answered" allows for the observer's lag:
 //! the record must still show the key at the head twice the largest measured lag (at least
-//! [`SETTLE_FLOOR_NS`]) after the last answer, so a library that deletes what it created before
+//! [`crate::service_keys::SETTLE_FLOOR_NS`]) after the last answer, so a library that deletes what it created before
 //! it answers is not charged with what the observer saw late.
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, ServiceLog};
@@ -30,9 +30,6 @@ use results::service_log::{ServiceEntry, ServiceWhat};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// The least settling time after an acquire's answer (see the module doc).
-pub const SETTLE_FLOOR_NS: u64 = 100_000_000;
 
 /// One acquire: its invoke and its answer.
 #[derive(Debug, Clone)]
@@ -180,8 +177,7 @@ impl Checker for PhantomHolder {
                     .into()
             });
         }
-        let lag = (record.iter()).filter_map(|e| e.lag_ns).max().unwrap_or(0);
-        let settle = (2 * lag).max(SETTLE_FLOOR_NS);
+        let settle = crate::service_keys::settle(record);
         let (mut undecided, mut blind) = (0, 0);
         // Each key once, at its first put (Redlock's masters each record the same one).
         let mut judged = BTreeSet::new();
@@ -252,7 +248,8 @@ impl PhantomHolder {
                 let a = &self.attempts[i];
                 a.lock == lock
                     && a.invoked.1 <= p.time
-                    && a.answered.is_none_or(|(_, t, _)| t + settle >= p.time)
+                    && a.answered
+                        .is_none_or(|(_, t, _)| t.saturating_add(settle) >= p.time)
             })
             .collect();
         if in_flight
@@ -271,14 +268,11 @@ impl PhantomHolder {
             .filter_map(|&i| self.attempts[i].answered.map(|(_, t, _)| t))
             .max()
             .unwrap_or(p.time)
-            + settle;
+            .saturating_add(settle);
         let Some((head_from, head_until)) = head_span(record, name, p, settled) else {
             return Judged::Cleared;
         };
-        let cut = record
-            .iter()
-            .any(|e| e.what == ServiceWhat::Gap && e.time >= p.time && e.time <= head_from);
-        if cut {
+        if crate::service_keys::blind_between(record, p.time, head_from) {
             return Judged::Undecided(GAP);
         }
         let refused_meanwhile = (self.attempts.iter())
@@ -402,7 +396,9 @@ fn head_span(
         .map(|e| e.node.as_deref())
         .collect();
     let need = nodes.len() / 2 + 1;
-    let same = |e: &ServiceEntry| e.key == p.key && e.value == p.value && e.owner == p.owner;
+    let same = |e: &ServiceEntry| {
+        e.key == p.key && e.value == p.value && e.owner == p.owner && e.created == p.created
+    };
     // Keys standing, by (node, key): the line that put them, and since when.
     let mut standing: BTreeMap<(Option<&str>, &str), (&ServiceEntry, u64)> = BTreeMap::new();
     let heads = |standing: &BTreeMap<(Option<&str>, &str), (&ServiceEntry, u64)>| {

@@ -10,11 +10,15 @@
 //! order (etcd's create revision, ZooKeeper's czxid), the earlier creation; otherwise (Redis,
 //! which keeps no such number) X before Y on one server when the record showed X's key gone
 //! there before it showed Y's put (one server's notifications come in the order it made the
-//! changes). An equal token is `duplicate-token`'s. Grants whose key the record never showed
-//! are left out and counted.
+//! changes). Grants of one lock are compared, each placed by a put of that lock's key seen after
+//! its acquire was invoked and no later than the settling time after its grant; a lease several
+//! grants share (a PostgreSQL backend's) places none of them. An equal token is
+//! `duplicate-token`'s. Grants whose key the record never showed are left out and counted.
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, ServiceLog};
 use crate::diagnosis;
+use crate::locks::LockId;
+use crate::procs::PerProcess;
 use results::service_log::{ServiceEntry, ServiceWhat};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
@@ -29,6 +33,9 @@ struct Grant {
     token: u64,
     /// Where its lease is in [`TokenOutOfOrder::leases`].
     lease: (usize, usize),
+    lock: LockId,
+    /// When its acquire was invoked: its key was put between this and its grant.
+    invoked: u64,
 }
 
 /// Where a grant's key stands in the service's order.
@@ -47,6 +54,9 @@ struct Placed {
 pub struct TokenOutOfOrder {
     grants: Vec<Grant>,
     leases: String,
+    locks: Vec<(LockId, String)>,
+    /// Each process's acquire in flight: its invoke's time.
+    asking: PerProcess<u64>,
 }
 
 impl Checker for TokenOutOfOrder {
@@ -55,23 +65,28 @@ impl Checker for TokenOutOfOrder {
     }
 
     fn interests(&self) -> Interests {
-        Interests::ACQUIRE.only(OpType::Ok)
+        Interests::ACQUIRE.only(OpType::Invoke) | Interests::ACQUIRE.only(OpType::Ok)
     }
 
     fn needs_service_log(&self) -> bool {
         true
     }
 
-    fn uses_shared(&self) -> bool {
-        false
-    }
-
-    fn event(&mut self, e: &EventRef<'_>, _cx: &Context<'_>, _out: &mut Findings) {
-        let (Process::Worker(process), F::Acquire, Some(token), Some(lease)) =
-            (e.process, &e.f, e.token, e.lease.as_deref())
-        else {
+    fn event(&mut self, e: &EventRef<'_>, cx: &Context<'_>, _out: &mut Findings) {
+        let (Process::Worker(process), F::Acquire) = (e.process, &e.f) else {
             return;
         };
+        if e.kind == OpType::Invoke {
+            self.asking.insert(process, e.time);
+            return;
+        }
+        let invoked = self.asking.remove(process).unwrap_or(e.time);
+        let (Some(token), Some(lease), Some(lock)) = (e.token, e.lease.as_deref(), cx.lock) else {
+            return;
+        };
+        if !self.locks.iter().any(|(id, _)| *id == lock) {
+            self.locks.push((lock, cx.locks.name(lock).to_string()));
+        }
         let start = self.leases.len();
         self.leases.push_str(lease);
         self.grants.push(Grant {
@@ -80,6 +95,8 @@ impl Checker for TokenOutOfOrder {
             time: e.time,
             token,
             lease: (start, self.leases.len()),
+            lock,
+            invoked,
         });
     }
 
@@ -95,7 +112,7 @@ impl Checker for TokenOutOfOrder {
         if self.grants.len() < 2 {
             return Outcome::NotApplicable("fewer than two grants carry a fence token".into());
         }
-        let placed = self.place(record);
+        let placed = self.place(record, crate::service_keys::settle(record));
         let unplaced = self.grants.len() - placed.len();
         out.stats.insert("placed".into(), json!(placed.len()));
         if placed.len() < 2 {
@@ -108,10 +125,24 @@ impl Checker for TokenOutOfOrder {
         if unplaced > 0 {
             out.stats.insert("unplaced".into(), json!(unplaced));
         }
+        for (lock, _) in &self.locks {
+            let of_lock: Vec<Placed> = (placed.iter())
+                .filter(|p| self.grants[p.grant].lock == *lock)
+                .copied()
+                .collect();
+            self.order(&of_lock, out);
+        }
+        Outcome::Checked
+    }
+}
+
+impl TokenOutOfOrder {
+    /// Each placed grant of one lock against the highest token the service granted before it.
+    fn order(&self, placed: &[Placed], out: &mut Findings) {
         let ordered = placed.iter().all(|p| p.created.is_some());
         if ordered {
             // Creation order: each grant against the highest token created before it.
-            let mut by_created = placed.clone();
+            let mut by_created = placed.to_vec();
             by_created.sort_by_key(|p| p.created);
             let mut highest: Option<&Placed> = None;
             for p in &by_created {
@@ -151,18 +182,15 @@ impl Checker for TokenOutOfOrder {
                 }
             }
         }
-        Outcome::Checked
     }
-}
 
-impl TokenOutOfOrder {
     fn lease(&self, g: &Grant) -> &str {
         &self.leases[g.lease.0..g.lease.1]
     }
 
     /// Each grant's key as the record first shows it (its first put the lease names), with when
     /// it was seen gone from that server.
-    fn place(&self, record: &[ServiceEntry]) -> Vec<Placed> {
+    fn place(&self, record: &[ServiceEntry], settle: u64) -> Vec<Placed> {
         let mut nodes: Vec<Option<&str>> = Vec::new();
         let mut placed: Vec<Placed> = Vec::new();
         // The grant each standing (node, key) is, by its index in `placed`.
@@ -171,14 +199,34 @@ impl TokenOutOfOrder {
         // Grants by lease, for the forms a key, value or owner equals; the others (`pid ...`,
         // etcd's `<key>@<revision>` and `... granted at revision ...`) are tried one by one.
         let mut by_lease: crate::hashing::FastMap<&str, Vec<usize>> = Default::default();
+        for (g, grant) in self.grants.iter().enumerate() {
+            by_lease.entry(self.lease(grant)).or_default().push(g);
+        }
+        // A lease several grants share (a PostgreSQL backend's `pid ...`, held across its
+        // grants) names none of them apart: those grants stay unplaced.
         let mut formed = Vec::new();
         for (g, grant) in self.grants.iter().enumerate() {
             let lease = self.lease(grant);
-            by_lease.entry(lease).or_default().push(g);
-            if lease.starts_with("pid ") || lease.contains('@') || lease.contains(" granted at ") {
+            let alone = by_lease.get(lease).is_some_and(|gs| gs.len() == 1);
+            if alone && (lease.contains('@') || lease.contains(" granted at ")) {
                 formed.push(g);
             }
         }
+        by_lease.retain(|_, gs| gs.len() == 1);
+        let name = |lock: LockId| {
+            (self.locks.iter())
+                .find(|(id, _)| *id == lock)
+                .map_or("", |(_, n)| n.as_str())
+        };
+        // A grant's key is a put of its lock, named by its lease, seen after its acquire was
+        // invoked and no later than the settling time after its grant.
+        let fits = |g: usize, e: &ServiceEntry| {
+            let grant = &self.grants[g];
+            crate::service_keys::holds_lock(e, name(grant.lock))
+                && grant.invoked <= e.time
+                && e.time <= grant.time.saturating_add(settle)
+                && crate::service_keys::names(self.lease(grant), e)
+        };
         let named = |e: &ServiceEntry, taken: &[bool]| -> Option<usize> {
             let direct = [&e.key, &e.value, &e.owner]
                 .into_iter()
@@ -188,7 +236,7 @@ impl TokenOutOfOrder {
                 .copied();
             direct
                 .chain(formed.iter().copied())
-                .find(|&g| !taken[g] && crate::service_keys::names(self.lease(&self.grants[g]), e))
+                .find(|&g| !taken[g] && fits(g, e))
         };
         for e in record {
             let Some(key) = e.key.as_deref() else {

@@ -61,7 +61,7 @@ pub(super) fn lane(input: &ReportInput<'_>, lanes: &[Lane], end: u64) -> Option<
             ServiceWhat::Watching => {
                 if let Some(since) = cut_since.take() {
                     blind.push(Span {
-                        start: since,
+                        start: since.min(e.time),
                         end: e.time,
                         label: "the record has a gap".into(),
                     });
@@ -102,9 +102,10 @@ pub(super) fn lane(input: &ReportInput<'_>, lanes: &[Lane], end: u64) -> Option<
     for (put, row) in standing.into_values() {
         keys.push(bar(put, row, end, "still there"));
     }
+    // A gap written as the run ended may come after the last event the drawing spans.
     if let Some(since) = cut_since {
         blind.push(Span {
-            start: since,
+            start: since.min(end),
             end,
             label: "the record has a gap".into(),
         });

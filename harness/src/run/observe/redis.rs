@@ -206,6 +206,13 @@ async fn take(
         let read = pipe.query_async::<(Option<String>, i64)>(reader);
         match tokio::time::timeout(ASK, read).await {
             Ok(Ok((value, ttl))) => {
+                // PTTL -2: the key went between the two reads (-1: it has no expiry).
+                if value.is_some() && ttl == -2 {
+                    e.error = Some(
+                        "the key was deleted between the reads of its value and its time to live"
+                            .into(),
+                    );
+                }
                 e.value = value;
                 e.ttl_ms = u64::try_from(ttl).ok();
             }
