@@ -367,6 +367,6 @@ mod tests {
         assert_eq!(json["at"], 7);
         let back: Anomaly = serde_json::from_value(json).unwrap();
         assert_eq!(back, a);
-        assert_eq!(AnomalyKind::default_fail_on().len(), 7);
+        assert_eq!(AnomalyKind::default_fail_on().len(), 8);
     }
 }
