@@ -23,10 +23,64 @@ pub fn holds_lock(e: &ServiceEntry, lock: &str) -> bool {
 /// the answer may have been made before it.
 pub const SETTLE_FLOOR_NS: u64 = 100_000_000;
 
-/// The settling time of a record: twice its largest measured lag, at least [`SETTLE_FLOOR_NS`].
-pub fn settle(record: &[ServiceEntry]) -> u64 {
-    let lag = (record.iter()).filter_map(|e| e.lag_ns).max().unwrap_or(0);
-    lag.saturating_mul(2).max(SETTLE_FLOOR_NS)
+/// How long after a moment a change the service made before it may still reach the record:
+/// twice the largest lag the observer's probes measured around that moment (on each server, the
+/// last probe answered at or before it and the first after), at least [`SETTLE_FLOOR_NS`]. Local,
+/// so a slow stretch elsewhere in the run (the cluster's start on a loaded machine) neither
+/// widens nor narrows the judgement of this one.
+#[derive(Debug, Default)]
+pub struct Settle<'r> {
+    /// The record's probes: when each was answered, on which server, and its lag.
+    probes: Vec<(u64, Option<&'r str>, u64)>,
+    /// How many servers the probes came from.
+    servers: usize,
+    widest: std::cell::Cell<Option<u64>>,
+}
+
+impl<'r> Settle<'r> {
+    pub fn of(record: &'r [ServiceEntry]) -> Self {
+        let mut probes: Vec<(u64, Option<&str>, u64)> = (record.iter())
+            .filter_map(|e| Some((e.time, e.node.as_deref(), e.lag_ns?)))
+            .collect();
+        probes.sort_by_key(|p| p.0);
+        let mut servers: Vec<Option<&str>> = probes.iter().map(|p| p.1).collect();
+        servers.sort_unstable();
+        servers.dedup();
+        Settle {
+            probes,
+            servers: servers.len(),
+            widest: Default::default(),
+        }
+    }
+
+    /// The moment by which a change made at or before `t` has reached the record.
+    pub fn after(&self, t: u64) -> u64 {
+        let at = self.probes.partition_point(|p| p.0 <= t);
+        let mut lag = 0;
+        for side in [
+            &mut self.probes[..at].iter().rev() as &mut dyn Iterator<Item = _>,
+            &mut self.probes[at..].iter(),
+        ] {
+            let mut seen: Vec<Option<&str>> = Vec::with_capacity(self.servers);
+            for &(_, server, l) in side {
+                if !seen.contains(&server) {
+                    seen.push(server);
+                    lag = lag.max(l);
+                    if seen.len() == self.servers {
+                        break;
+                    }
+                }
+            }
+        }
+        let wait = lag.saturating_mul(2).max(SETTLE_FLOOR_NS);
+        self.widest.set(self.widest.get().max(Some(wait)));
+        t.saturating_add(wait)
+    }
+
+    /// The longest settling time [`Settle::after`] has given (`None`: never asked).
+    pub fn widest(&self) -> Option<u64> {
+        self.widest.get()
+    }
 }
 
 /// Whether the record was cut off (a `gap` not yet followed by its stream's `watching`) at any
@@ -102,6 +156,41 @@ mod tests {
         e.ttl_ms = ttl;
         e.created = Some(7);
         e
+    }
+
+    fn probe(time: u64, node: Option<&str>, lag: u64) -> ServiceEntry {
+        let mut e = ServiceEntry::new(time, ServiceWhat::Progress);
+        e.node = node.map(str::to_string);
+        e.lag_ns = Some(lag);
+        e
+    }
+
+    #[test]
+    fn the_settling_time_is_measured_around_its_moment() {
+        const MS: u64 = 1_000_000;
+        // A slow start (3 s) and a quick stretch later (40 ms, then 10 ms).
+        let record = [
+            probe(1_000 * MS, None, 3_000 * MS),
+            probe(5_000 * MS, None, 40 * MS),
+            probe(6_000 * MS, None, 10 * MS),
+        ];
+        let settle = Settle::of(&record);
+        assert_eq!(
+            settle.after(5_500 * MS),
+            5_500 * MS + 100 * MS,
+            "40 ms either side: floor"
+        );
+        assert_eq!(settle.after(2_000 * MS), 2_000 * MS + 6_000 * MS);
+        assert_eq!(settle.after(9_000 * MS), 9_000 * MS + 100 * MS);
+        // Each server's nearest probe counts: the slow one's on b, though a's are quick.
+        let record = [
+            probe(1_000 * MS, Some("b"), 400 * MS),
+            probe(1_100 * MS, Some("a"), MS),
+            probe(1_200 * MS, Some("a"), MS),
+            probe(2_000 * MS, Some("a"), MS),
+        ];
+        assert_eq!(Settle::of(&record).after(1_500 * MS), 1_500 * MS + 800 * MS);
+        assert_eq!(Settle::of(&[]).after(7), 7 + SETTLE_FLOOR_NS);
     }
 
     #[test]

@@ -184,7 +184,7 @@ impl Checker for DeletedAnothersKey {
                     .into(),
             );
         }
-        let settle = crate::service_keys::settle(record);
+        let settle = crate::service_keys::Settle::of(record);
         // The put standing at each (node, key), to say whose key a delete removed.
         let mut standing: BTreeMap<(Option<&str>, &str), &ServiceEntry> = BTreeMap::new();
         let mut charged: BTreeSet<usize> = BTreeSet::new();
@@ -249,10 +249,7 @@ impl Checker for DeletedAnothersKey {
             }
             let by: Vec<&Release> = (self.releases.iter())
                 .filter(|r| r.process != grant.process && r.invoked.1 <= e.time && !r.refused)
-                .filter(|r| {
-                    r.answered
-                        .is_none_or(|t| t.saturating_add(settle) >= e.time)
-                })
+                .filter(|r| r.answered.is_none_or(|t| settle.after(t) >= e.time))
                 .collect();
             if by.is_empty() {
                 continue;

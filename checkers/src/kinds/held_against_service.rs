@@ -117,7 +117,7 @@ impl Checker for HeldAgainstService {
                     .into(),
             );
         }
-        let settle = crate::service_keys::settle(record);
+        let settle = crate::service_keys::Settle::of(record);
         let mut undecided = 0;
         let mut reported = BTreeSet::new();
         for b in &self.beliefs {
@@ -129,7 +129,7 @@ impl Checker for HeldAgainstService {
                 .map_or("", |(_, n)| n.as_str());
             let lease = &self.leases[b.lease.0..b.lease.1];
             let from = b.asked.1;
-            let to = b.answered.1.saturating_add(settle);
+            let to = settle.after(b.answered.1);
             match gone_through(record, name, lease, from, to) {
                 Gone::Undecided => undecided += 1,
                 Gone::Standing => {}

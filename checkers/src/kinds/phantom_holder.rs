@@ -17,15 +17,15 @@
 //! before. A key is "at the head" when, on a
 //! majority of the servers the record follows (one, except Redlock's and Sentinel's), it is the
 //! earliest-created key of the lock standing there. "Answered" allows for the observer's lag:
-//! the record must still show the key at the head twice the largest measured lag (at least
-//! [`crate::service_keys::SETTLE_FLOOR_NS`]) after the last answer, so a library that deletes what it created before
+//! the record must still show the key at the head through the settling time after the last
+//! answer ([`crate::service_keys::Settle`]), so a library that deletes what it created before
 //! it answers is not charged with what the observer saw late.
 
 use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, ServiceLog};
 use crate::diagnosis;
 use crate::locks::LockId;
 use crate::procs::PerProcess;
-use crate::service_keys::{holds_lock, names};
+use crate::service_keys::{holds_lock, names, Settle};
 use results::service_log::{ServiceEntry, ServiceWhat};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
@@ -177,7 +177,7 @@ impl Checker for PhantomHolder {
                     .into()
             });
         }
-        let settle = crate::service_keys::settle(record);
+        let settle = Settle::of(record);
         let (mut undecided, mut blind) = (0, 0);
         // Each key once, at its first put (Redlock's masters each record the same one).
         let mut judged = BTreeSet::new();
@@ -190,7 +190,7 @@ impl Checker for PhantomHolder {
             let Some((lock, name)) = lock_of(p) else {
                 continue;
             };
-            match self.judge(record, *lock, name, p, settle) {
+            match self.judge(record, *lock, name, p, &settle) {
                 Judged::Undecided(why) => {
                     undecided += 1;
                     if why == GAP {
@@ -202,8 +202,10 @@ impl Checker for PhantomHolder {
             }
         }
         out.stats.insert("refused_acquires".into(), json!(refused));
-        out.stats
-            .insert("settle_ms".into(), json!(settle / 1_000_000));
+        out.stats.insert(
+            "widest_settle_ms".into(),
+            json!(settle.widest().map(|ns| ns / 1_000_000)),
+        );
         if undecided > 0 {
             out.stats.insert("undecided".into(), json!(undecided));
             out.note = Some(format!(
@@ -241,15 +243,14 @@ impl PhantomHolder {
         lock: LockId,
         name: &str,
         p: &ServiceEntry,
-        settle: u64,
+        settle: &Settle<'_>,
     ) -> Judged {
         let in_flight: Vec<usize> = (0..self.attempts.len())
             .filter(|&i| {
                 let a = &self.attempts[i];
                 a.lock == lock
                     && a.invoked.1 <= p.time
-                    && a.answered
-                        .is_none_or(|(_, t, _)| t.saturating_add(settle) >= p.time)
+                    && a.answered.is_none_or(|(_, t, _)| settle.after(t) >= p.time)
             })
             .collect();
         if in_flight
@@ -267,8 +268,8 @@ impl PhantomHolder {
         let settled = (in_flight.iter())
             .filter_map(|&i| self.attempts[i].answered.map(|(_, t, _)| t))
             .max()
-            .unwrap_or(p.time)
-            .saturating_add(settle);
+            .unwrap_or(p.time);
+        let settled = settle.after(settled);
         let Some((head_from, head_until)) = head_span(record, name, p, settled) else {
             return Judged::Cleared;
         };

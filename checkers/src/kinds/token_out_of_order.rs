@@ -112,7 +112,7 @@ impl Checker for TokenOutOfOrder {
         if self.grants.len() < 2 {
             return Outcome::NotApplicable("fewer than two grants carry a fence token".into());
         }
-        let placed = self.place(record, crate::service_keys::settle(record));
+        let placed = self.place(record, &crate::service_keys::Settle::of(record));
         let unplaced = self.grants.len() - placed.len();
         out.stats.insert("placed".into(), json!(placed.len()));
         if placed.len() < 2 {
@@ -190,7 +190,11 @@ impl TokenOutOfOrder {
 
     /// Each grant's key as the record first shows it (its first put the lease names), with when
     /// it was seen gone from that server.
-    fn place(&self, record: &[ServiceEntry], settle: u64) -> Vec<Placed> {
+    fn place(
+        &self,
+        record: &[ServiceEntry],
+        settle: &crate::service_keys::Settle<'_>,
+    ) -> Vec<Placed> {
         let mut nodes: Vec<Option<&str>> = Vec::new();
         let mut placed: Vec<Placed> = Vec::new();
         // The grant each standing (node, key) is, by its index in `placed`.
@@ -224,7 +228,7 @@ impl TokenOutOfOrder {
             let grant = &self.grants[g];
             crate::service_keys::holds_lock(e, name(grant.lock))
                 && grant.invoked <= e.time
-                && e.time <= grant.time.saturating_add(settle)
+                && e.time <= settle.after(grant.time)
                 && crate::service_keys::names(self.lease(grant), e)
         };
         let named = |e: &ServiceEntry, taken: &[bool]| -> Option<usize> {

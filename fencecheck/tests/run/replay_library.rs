@@ -24,20 +24,34 @@ fn replays(name: &str, providers: &[&str]) -> tempfile::TempDir {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("{stdout}\n{stderr}");
-    assert_eq!(out.status.code(), Some(0), "{name}:\n{stdout}\n{stderr}");
+    let mut wrong = Vec::new();
+    if out.status.code() != Some(0) {
+        wrong.push(format!("exit {:?}", out.status.code()));
+    }
     for p in providers {
-        assert!(stdout.contains(&format!("== {name} on {p} ==")), "{stdout}");
-        assert!(
-            labelled_containers(&format!("replay-{name}-{p}")).is_empty(),
-            "containers left by {name} on {p}"
+        if !stdout.contains(&format!("== {name} on {p} ==")) {
+            wrong.push(format!("no replay on {p}"));
+        }
+        if !labelled_containers(&format!("replay-{name}-{p}")).is_empty() {
+            wrong.push(format!("containers left on {p}"));
+        }
+    }
+    let held = stdout.matches("every expectation held").count();
+    if held != providers.len() || stdout.contains('✗') {
+        wrong.push(format!("{held} of {} replays held", providers.len()));
+    }
+    if !wrong.is_empty() {
+        // Kept, with every run's checkers' stats printed, so a failure seen once can be read.
+        let kept = runs.keep();
+        for v in verdicts(&kept) {
+            println!("stats: {}", v["stats"]);
+        }
+        panic!(
+            "{name}: {}; runs kept in {}",
+            wrong.join(", "),
+            kept.display()
         );
     }
-    assert_eq!(
-        stdout.matches("every expectation held").count(),
-        providers.len(),
-        "{stdout}"
-    );
-    assert!(!stdout.contains('✗'), "{stdout}");
     runs
 }
 
