@@ -21,8 +21,20 @@ pub enum ServiceWhat {
     /// tells that apart from a client's delete (Redis).
     Expired,
     /// A key's expiry was moved without a new value (a Redis `PEXPIRE`: a renewal); `ttl_ms` is
-    /// its new time to live.
+    /// its new time to live. Without a `key`, an owner's: an etcd lease whose remaining time to
+    /// live rose (a keep-alive reached the service), every key it ties renewed with it.
     Renewed,
+    /// The service holds a lease (etcd) the record had not seen: `owner` is its ID, `ttl_ms`
+    /// the time to live it was granted. Seen within one poll of its grant, or when the record
+    /// began.
+    Granted,
+    /// A lease (etcd) the service no longer has: revoked, or run out. `ttl_ms` is its remaining
+    /// time to live at the last read before (whole seconds), so one gone well before that was
+    /// revoked; the service does not say which.
+    Ended,
+    /// A sentinel (`node`) announced that it now calls `value` the master (Redis Sentinel's
+    /// `+switch-master`): clients it answers from here on are sent there.
+    Master,
     /// The observer lost the service and could not take the record up where it broke off:
     /// changes between this line and the next `watching` are unknown.
     Gap,

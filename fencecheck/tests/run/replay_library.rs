@@ -169,11 +169,7 @@ fn a_release_whose_reply_is_cut_has_freed_the_lock() {
     replays("cut-release-reply", &["etcd", "zookeeper", "redis"]);
 }
 
-/// Run alone (`cargo test -p fencecheck --test run an_acquire_whose_reply -- --ignored`) and
-/// beside the other replays it passes; inside the whole suite on a clean clone the replay's
-/// verdict has reported no phantom, for a reason not yet found, so it is not in `make test`.
 #[test]
-#[ignore = "reports no phantom inside the whole suite on a clean clone; reason not yet found"]
 fn an_acquire_whose_reply_is_cut_leaves_the_service_holding_the_lock_for_nobody() {
     replays("phantom-holder", &["redis"]);
 }

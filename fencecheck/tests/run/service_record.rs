@@ -24,7 +24,7 @@ fn every_grant_is_in_the_record(
     name: &str,
     recipe: &str,
     matches: impl Fn(&Event, &ServiceEntry) -> bool,
-) {
+) -> (Vec<Event>, Vec<ServiceEntry>) {
     let root = fresh_root("run", name);
     let out = run_config(
         &root,
@@ -74,13 +74,40 @@ fn every_grant_is_in_the_record(
         lags[lags.len() - 1] as f64 / 1e6
     );
     assert_eq!(labelled_containers(name), "", "the run left nothing behind");
+    (history, record)
 }
 
 #[test]
 fn etcds_record_maps_every_grant_to_the_process_that_was_told_it_held_the_lock() {
-    every_grant_is_in_the_record("t-service-etcd", "etcd-lease", |g, s| {
+    let (history, record) = every_grant_is_in_the_record("t-service-etcd", "etcd-lease", |g, s| {
         s.owner == g.lease && s.created == g.token.map(|t| t as i64)
     });
+    // Each grant's lease is in the record from its grant to its end: released (revoked), or
+    // run out while its holder was paused.
+    let lines = |what: ServiceWhat, lease: &str| {
+        (record.iter())
+            .filter(|s| s.what == what && s.key.is_none() && s.owner.as_deref() == Some(lease))
+            .count()
+    };
+    for g in history
+        .iter()
+        .filter(|e| (e.kind, &e.f) == (OpType::Ok, &F::Acquire))
+    {
+        let lease = g.lease.as_deref().expect("etcd-lease reports its lease");
+        assert_eq!(
+            lines(ServiceWhat::Granted, lease),
+            1,
+            "lease {lease} granted once"
+        );
+        assert!(
+            lines(ServiceWhat::Ended, lease) <= 1,
+            "lease {lease} ended once at most"
+        );
+    }
+    assert!(
+        record.iter().any(|s| s.what == ServiceWhat::Ended),
+        "leases ended in the record: {record:?}"
+    );
 }
 
 #[test]
@@ -104,4 +131,66 @@ fn postgress_record_maps_every_grant_to_the_backend_that_holds_it() {
         let pid = pid.and_then(|p| p.split_once(' ')).map(|(p, _)| p);
         pid.is_some() && s.owner.as_deref() == pid
     });
+}
+
+#[test]
+fn sentinels_record_names_the_master_the_failover_moved_the_lock_to() {
+    let name = "t-service-sentinel";
+    let root = fresh_root("run", name);
+    let out = run_config(
+        &root,
+        &format!(
+            "name: {name}\nrecipe: redis-sentinel\ntime_limit: 20s\nnemesis_timeline:\n  \
+             - at 3s start failover for 12s\n"
+        ),
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        matches!(out.status.code(), Some(0..=2)),
+        "a verdict: {stderr}"
+    );
+    let run = std::fs::canonicalize(root.join("runs").join("latest")).expect("the run");
+    let history: Vec<Event> = lines(&run.join("history.jsonl"));
+    let record: Vec<ServiceEntry> = lines(&run.join("service.jsonl"));
+    let switches: Vec<&ServiceEntry> = (record.iter())
+        .filter(|s| s.what == ServiceWhat::Master)
+        .collect();
+    // A quorum of the three sentinels agreed, and each announces the switch it saw.
+    assert!(
+        switches.len() >= 2,
+        "the sentinels announced the failover: {record:?}"
+    );
+    let master = switches[0].value.clone().expect("the new master");
+    for s in &switches {
+        assert!(
+            s.node
+                .as_deref()
+                .is_some_and(|n| n.starts_with("sentinel-")),
+            "{s:?}"
+        );
+        assert_eq!(
+            s.value.as_ref(),
+            Some(&master),
+            "one new master: {switches:?}"
+        );
+    }
+    assert_ne!(master, "redis-1", "the master moved off redis-1");
+    // The lock moved with it: a grant after the switch has its key on the new master.
+    let switched = switches[0].time;
+    let moved = history
+        .iter()
+        .filter(|e| (e.kind, &e.f) == (OpType::Ok, &F::Acquire) && e.time > switched)
+        .any(|g| {
+            record.iter().any(|s| {
+                s.what == ServiceWhat::Put
+                    && s.value == g.lease
+                    && s.node.as_deref() == Some(master.as_str())
+            })
+        });
+    assert!(
+        moved,
+        "a grant after the switch was put on {master}: {record:?}"
+    );
+    assert_eq!(labelled_containers(name), "", "the run left nothing behind");
 }

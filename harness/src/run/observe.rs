@@ -8,8 +8,10 @@
 //! stream is followed.
 
 mod etcd;
+mod etcd_leases;
 mod postgres;
 mod redis;
+mod sentinel;
 mod zookeeper;
 
 use super::prepare::HarnessLog;
@@ -141,7 +143,18 @@ pub async fn start(
     });
     let cluster = cluster.clone();
     let task = match provider {
-        Provider::Etcd => tokio::spawn(etcd::follow(cluster, out.clone())),
+        Provider::Etcd => {
+            // Both streams are counted before either is polled: the workload waits for both.
+            out.set_following(etcd::STREAM, false);
+            out.set_following(etcd_leases::STREAM, false);
+            let (keys, leases) = (out.clone(), out.clone());
+            tokio::spawn(async move {
+                tokio::join!(
+                    etcd::follow(cluster.clone(), keys),
+                    etcd_leases::follow(cluster, leases)
+                );
+            })
+        }
         Provider::Zookeeper => tokio::spawn(zookeeper::follow(cluster, out.clone())),
         Provider::Redis | Provider::Redlock | Provider::RedisSentinel => {
             tokio::spawn(redis::follow(cluster, out.clone()))

@@ -6,9 +6,10 @@
 //!
 //! What the record can say: a key "names" the lock when it holds the lock at the service
 //! ([`crate::service_keys::holds_lock`]: the lock's name is part of it and a lease, session or
-//! expiry ties it; PostgreSQL's advisory keys are hashes, so there the record says nothing). Renewals show only where the service records them (a Redis
-//! `PEXPIRE`); etcd's lease keep-alives and ZooKeeper's session heartbeats are not in the
-//! record. A window that a gap of the record touches is left unsaid.
+//! expiry ties it; PostgreSQL's advisory keys are hashes, so there the record says nothing).
+//! Renewals show where the service records them: a Redis `PEXPIRE`, an etcd lease whose
+//! remaining whole seconds rose (which renews every key it ties). ZooKeeper's session heartbeats
+//! are not in the record. A window that a gap of the record touches is left unsaid.
 
 use results::service_log::{ServiceEntry, ServiceWhat};
 use results::Anomaly;
@@ -116,6 +117,16 @@ fn judge<'a>(record: &'a [ServiceEntry], lock: &str, start: u64, deadline: u64) 
     // Keys standing, by (node, key).
     let mut standing: BTreeMap<(Option<&str>, &str), Standing<'a>> = BTreeMap::new();
     for e in record.iter().take_while(|e| e.time <= deadline) {
+        // An etcd lease's renewal renews every key it ties.
+        if (e.what, &e.key) == (ServiceWhat::Renewed, &None) {
+            let tied = |s: &&mut Standing<'_>| e.owner.is_some() && s.entry.owner == e.owner;
+            for s in standing.values_mut().filter(tied) {
+                if e.time >= start {
+                    s.renewals += 1;
+                }
+            }
+            continue;
+        }
         let Some(key) = e.key.as_deref().filter(|_| names(e)) else {
             continue;
         };
@@ -146,7 +157,12 @@ fn judge<'a>(record: &'a [ServiceEntry], lock: &str, start: u64, deadline: u64) 
             ServiceWhat::Delete | ServiceWhat::Expired => {
                 standing.remove(&at);
             }
-            ServiceWhat::Watching | ServiceWhat::Gap | ServiceWhat::Progress => {}
+            ServiceWhat::Watching
+            | ServiceWhat::Gap
+            | ServiceWhat::Progress
+            | ServiceWhat::Granted
+            | ServiceWhat::Ended
+            | ServiceWhat::Master => {}
         }
     }
     standing

@@ -17,7 +17,7 @@ use tokio::time::Instant;
 const RETRY: Duration = Duration::from_millis(200);
 
 /// The name of etcd's one stream.
-const STREAM: &str = "etcd";
+pub(super) const STREAM: &str = "etcd";
 
 /// How often the observer asks the stream for its progress.
 const PROGRESS: Duration = Duration::from_secs(1);

@@ -1,6 +1,7 @@
 //! The Redis observer: each server's keyspace notifications, one stream per server (the
 //! single master, Redlock's five masters, Sentinel's master and replicas), since each server
-//! keeps its own keys and no order spans them. Every server runs with `notify-keyspace-events`
+//! keeps its own keys and no order spans them; and each sentinel's failovers
+//! ([`super::sentinel`]). Every server runs with `notify-keyspace-events`
 //! on its command line, so a restarted one keeps announcing.
 //!
 //! A notification names only the key and the event. On a `set` or an `expire` the observer
@@ -45,15 +46,22 @@ const KEYSPACE: &str = "__keyspace@0__:";
 /// Follows every Redis server of the cluster until the task is aborted.
 pub(super) async fn follow(cluster: Arc<RwLock<ClusterHandle>>, out: Arc<Record>) {
     let names: Vec<String> = servers(&cluster).iter().map(|n| n.name.clone()).collect();
-    for name in &names {
+    let sentinels = super::sentinel::sentinels(&cluster);
+    for name in names.iter().chain(&sentinels) {
         out.set_following(name, false);
     }
-    futures::future::join_all(
-        names
-            .into_iter()
-            .map(|name| follow_server(&cluster, &out, name)),
-    )
-    .await;
+    futures::join!(
+        futures::future::join_all(
+            names
+                .into_iter()
+                .map(|name| follow_server(&cluster, &out, name)),
+        ),
+        futures::future::join_all(
+            sentinels
+                .into_iter()
+                .map(|name| super::sentinel::follow(&cluster, &out, name)),
+        )
+    );
 }
 
 /// The cluster's Redis servers (not its sentinels), as they are now.
@@ -68,7 +76,7 @@ fn servers(cluster: &RwLock<ClusterHandle>) -> Vec<Node> {
 }
 
 /// `redis-1` of `fc-<run>-redis-1`: the name faults give the node.
-fn short(name: &str) -> String {
+pub(super) fn short(name: &str) -> String {
     let mut parts = name.rsplitn(3, '-');
     match (parts.next(), parts.next()) {
         (Some(n), Some(kind)) => format!("{kind}-{n}"),
