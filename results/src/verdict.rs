@@ -100,6 +100,29 @@ impl AnomalyKind {
         )
     }
 
+    /// Whether the kind is judged from the lock service's own record (`service.jsonl`) beside
+    /// the history: a run without the record leaves it not applicable.
+    pub fn judged_from_service_record(self) -> bool {
+        match self {
+            AnomalyKind::GrantedGone
+            | AnomalyKind::PhantomHolder
+            | AnomalyKind::DeletedAnothersKey
+            | AnomalyKind::HeldAgainstService
+            | AnomalyKind::TokenOutOfOrder => true,
+            AnomalyKind::ConcurrentHolders
+            | AnomalyKind::StaleAcceptedWrite
+            | AnomalyKind::DoubleRelease
+            | AnomalyKind::ReleaseOfLostLock
+            | AnomalyKind::DuplicateToken
+            | AnomalyKind::TokenRegression
+            | AnomalyKind::LostUpdate
+            | AnomalyKind::DuplicateEffect
+            | AnomalyKind::StuckLock
+            | AnomalyKind::HeldAfterLoss
+            | AnomalyKind::LockedOutClient => false,
+        }
+    }
+
     /// The default `fail_on`: every kind but the observed ones.
     pub fn default_fail_on() -> Vec<AnomalyKind> {
         AnomalyKind::ALL

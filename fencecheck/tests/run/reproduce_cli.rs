@@ -76,3 +76,51 @@ fn a_stored_stale_write_becomes_a_scenario_that_shows_it_again() {
     }
     assert!(labelled_containers("replay-t-reproduce-source").is_empty());
 }
+
+/// The stored run of a release that deleted the lock by its name alone: its double-release
+/// comes back in a scenario that also expects what the lock service's own record showed of the
+/// same acquisitions (the new holder's key deleted by the stale release), and the replay shows
+/// both.
+#[test]
+fn a_double_release_carries_the_services_record_of_it_into_the_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = Command::new(env!("CARGO_BIN_EXE_fencecheck"))
+        .arg("replay")
+        .arg(repo.join("scenarios").join("redis-lock-del.yaml"))
+        .arg("--runs")
+        .arg(&runs)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let stored = std::fs::canonicalize(runs.join("latest")).unwrap();
+    let scenario = // Its own name: a replay's containers are named after its scenario.
+    dir.path().join("made-double-release.yaml");
+    let out = Command::new(env!("CARGO_BIN_EXE_fencecheck"))
+        .arg("reproduce")
+        .arg(&stored)
+        .arg("-o")
+        .arg(&scenario)
+        .arg("--runs")
+        .arg(&runs)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("reproduced: double-release came back, every expectation held"),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(&scenario).unwrap();
+    for line in [
+        "expect_anomalies: [double-release, deleted-anothers-key]",
+        "# The lock service's own record showed beside it",
+        "#   deleted-anothers-key: ",
+    ] {
+        assert!(text.contains(line), "{line:?} not in:\n{text}");
+    }
+    assert!(labelled_containers("replay-redis-lock-del").is_empty());
+}

@@ -9,6 +9,7 @@
 //! - [`actors`]: the acquisitions the evidence names, as the scenario's workers A, B, ...
 //! - [`timeline`]: what happened to them, in the order it happened, up to the anomaly.
 //! - [`steps`]: the timeline as scenario steps: the waits that matter, the expectations.
+//! - [`witness`]: what the lock service's own record said of the same acquisitions, expected too.
 //! - [`text`]: the scenario file, with where each step came from.
 
 pub mod actors;
@@ -17,6 +18,7 @@ pub mod steps;
 pub mod stored;
 pub mod text;
 pub mod timeline;
+pub mod witness;
 
 pub use refusal::Refusal;
 pub use stored::Stored;
@@ -40,7 +42,8 @@ pub fn make(stored: &Stored, number: usize, name: Option<&str>) -> Result<Made, 
     let cast = actors::cast(stored, anomaly)?;
     let events = timeline::of(stored, anomaly, &cast)?;
     let made = steps::steps(stored, anomaly, &cast, &events);
-    let text = text::render(stored, number, anomaly, &cast, &made, name);
+    let witnesses = witness::beside(stored, anomaly, &cast);
+    let text = text::render(stored, number, anomaly, &cast, &made, &witnesses, name);
     if let Err(e) = crate::replay::scenario::parse(&text) {
         // A scenario this module wrote that replay cannot read is this module's bug.
         return Err(Refusal::new(format!(

@@ -382,3 +382,42 @@ fn cuts_starvation_and_emptied_nodes_become_steps_where_the_run_had_them() {
     let e = make(&acquire, 1, None).unwrap_err();
     assert!(e.0.contains("`cut-acquire-reply after 5ms`"), "{e}");
 }
+
+#[test]
+fn what_the_service_record_showed_of_the_same_acquisitions_is_expected_too() {
+    let mut stored = stale_write_run();
+    let service = |kind: &str, at: u64, lease: &str| -> results::Anomaly {
+        serde_json::from_str(&format!(
+            r#"{{"kind":"{kind}","fails":false,"summary":"{kind} of {lease}","at":{at},"lease":"{lease}","other":{{}},"diagnosis":{{"observation":"","likely_boundary":"","what_to_check":"","next_action":""}}}}"#
+        ))
+        .unwrap()
+    };
+    stored.verdict.anomalies.extend([
+        // A's: named, before the stale write.
+        service("held-against-service", 650, "a"),
+        // worker-3's grant, which the evidence does not name.
+        service("token-out-of-order", 650, "c"),
+        // B's, after the anomaly became true.
+        service("granted-gone", 900, "b"),
+    ]);
+    let made = make(&stored, 1, None).unwrap();
+    let sc = scenario::parse(&made.text).unwrap();
+    assert_eq!(
+        sc.expect_anomalies,
+        vec![
+            AnomalyKind::StaleAcceptedWrite,
+            AnomalyKind::HeldAgainstService
+        ],
+        "{}",
+        made.text
+    );
+    assert!(
+        made.text
+            .contains("#   held-against-service: held-against-service of a"),
+        "{}",
+        made.text
+    );
+    // Without such anomalies, the header says nothing of the record.
+    let plain = make(&stale_write_run(), 1, None).unwrap();
+    assert!(!plain.text.contains("own record"), "{}", plain.text);
+}

@@ -1,5 +1,6 @@
 //! The scenario file `reproduce` writes: a header saying where it comes from (the run, the
-//! anomaly, who stands for which acquisition, how to replay it), the run's provider, lock
+//! anomaly, who stands for which acquisition, what the lock service's record showed of them,
+//! how to replay it), the run's provider, lock
 //! client and settings, and the steps, each with the place in the run it comes from.
 
 use super::actors::Actor;
@@ -15,6 +16,7 @@ pub fn render(
     anomaly: &Anomaly,
     cast: &[Actor],
     lines: &[Line],
+    witnesses: &[&Anomaly],
     name: Option<&str>,
 ) -> String {
     let t = &stored.test;
@@ -37,6 +39,20 @@ pub fn render(
     );
     for a in cast {
         let _ = writeln!(out, "#   {}", a.describe());
+    }
+    if !witnesses.is_empty() {
+        let _ = writeln!(
+            out,
+            "# The lock service's own record showed beside it, of the same acquisitions (the \
+             replay"
+        );
+        let _ = writeln!(
+            out,
+            "# records the service as the run did, and expects it too):"
+        );
+        for w in witnesses {
+            let _ = writeln!(out, "#   {}: {}", w.kind, one_line(&w.summary));
+        }
     }
     let _ = writeln!(out, "# Replay it: fencecheck replay <this file>");
     let name = name.map(str::to_string).unwrap_or_else(|| {
@@ -103,7 +119,14 @@ pub fn render(
         let _ = writeln!(out, "app: {app}");
     }
     let _ = writeln!(out, "workers: [{}]", steps::workers(cast, lines).join(", "));
-    let _ = writeln!(out, "expect_anomalies: [{}]", anomaly.kind);
+    let mut expected = vec![anomaly.kind];
+    for w in witnesses {
+        if !expected.contains(&w.kind) {
+            expected.push(w.kind);
+        }
+    }
+    let expected: Vec<&str> = expected.iter().map(|k| k.as_str()).collect();
+    let _ = writeln!(out, "expect_anomalies: [{}]", expected.join(", "));
     let _ = writeln!(out, "steps:");
     for l in lines {
         let _ = writeln!(
