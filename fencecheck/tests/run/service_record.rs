@@ -112,9 +112,32 @@ fn etcds_record_maps_every_grant_to_the_process_that_was_told_it_held_the_lock()
 
 #[test]
 fn zookeepers_record_maps_every_grant_to_the_process_that_was_told_it_held_the_lock() {
-    every_grant_is_in_the_record("t-service-zk", "zk-lock", |g, s| {
+    let (history, record) = every_grant_is_in_the_record("t-service-zk", "zk-lock", |g, s| {
         s.key == g.lease && s.created == g.token.map(|t| t as i64) && s.owner.is_some()
     });
+    // Each grant's node is owned by a session the record shows begun and, while its holder
+    // ran, renewed.
+    let session_lines = |what: ServiceWhat, session: &str| {
+        (record.iter())
+            .filter(|s| s.what == what && s.key.is_none() && s.owner.as_deref() == Some(session))
+            .count()
+    };
+    for g in history
+        .iter()
+        .filter(|e| (e.kind, &e.f) == (OpType::Ok, &F::Acquire))
+    {
+        let node = (record.iter())
+            .find(|s| s.what == ServiceWhat::Put && s.key == g.lease)
+            .expect("the grant's node");
+        let session = node.owner.as_deref().expect("an ephemeral node's session");
+        assert_eq!(session_lines(ServiceWhat::Granted, session), 1, "{session}");
+    }
+    assert!(
+        record
+            .iter()
+            .any(|s| s.what == ServiceWhat::Renewed && s.key.is_none()),
+        "sessions renewed in the record: {record:?}"
+    );
 }
 
 #[test]

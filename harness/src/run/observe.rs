@@ -13,6 +13,7 @@ mod postgres;
 mod redis;
 mod sentinel;
 mod zookeeper;
+mod zookeeper_sessions;
 
 use super::prepare::HarnessLog;
 use anyhow::Context;
@@ -155,7 +156,17 @@ pub async fn start(
                 );
             })
         }
-        Provider::Zookeeper => tokio::spawn(zookeeper::follow(cluster, out.clone())),
+        Provider::Zookeeper => {
+            out.set_following(zookeeper::STREAM, false);
+            out.set_following(zookeeper_sessions::STREAM, false);
+            let (nodes, sessions) = (out.clone(), out.clone());
+            tokio::spawn(async move {
+                tokio::join!(
+                    zookeeper::follow(cluster.clone(), nodes),
+                    zookeeper_sessions::follow(cluster, sessions)
+                );
+            })
+        }
         Provider::Redis | Provider::Redlock | Provider::RedisSentinel => {
             tokio::spawn(redis::follow(cluster, out.clone()))
         }

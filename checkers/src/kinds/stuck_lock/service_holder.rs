@@ -7,9 +7,8 @@
 //! What the record can say: a key "names" the lock when it holds the lock at the service
 //! ([`crate::service_keys::holds_lock`]: the lock's name is part of it and a lease, session or
 //! expiry ties it; PostgreSQL's advisory keys are hashes, so there the record says nothing).
-//! Renewals show where the service records them: a Redis `PEXPIRE`, an etcd lease whose
-//! remaining whole seconds rose (which renews every key it ties). ZooKeeper's session heartbeats
-//! are not in the record. A window that a gap of the record touches is left unsaid.
+//! Renewals show where the service records them: a Redis `PEXPIRE`; an etcd lease or a
+//! ZooKeeper session renewed, which renews every key it owns. A window that a gap of the record touches is left unsaid.
 
 use results::service_log::{ServiceEntry, ServiceWhat};
 use results::Anomaly;
@@ -117,7 +116,7 @@ fn judge<'a>(record: &'a [ServiceEntry], lock: &str, start: u64, deadline: u64) 
     // Keys standing, by (node, key).
     let mut standing: BTreeMap<(Option<&str>, &str), Standing<'a>> = BTreeMap::new();
     for e in record.iter().take_while(|e| e.time <= deadline) {
-        // An etcd lease's renewal renews every key it ties.
+        // An etcd lease's or a ZooKeeper session's renewal renews every key it owns.
         if (e.what, &e.key) == (ServiceWhat::Renewed, &None) {
             let tied = |s: &&mut Standing<'_>| e.owner.is_some() && s.entry.owner == e.owner;
             for s in standing.values_mut().filter(tied) {

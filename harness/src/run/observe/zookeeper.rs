@@ -37,7 +37,7 @@ const SESSION: Duration = Duration::from_secs(10);
 const PROBE: &str = "/fencecheck-observer";
 
 /// The name of the one stream.
-const STREAM: &str = "zookeeper";
+pub(super) const STREAM: &str = "zookeeper";
 
 /// What the observer read of a node while it stood: its czxid and owner session.
 type Seen = BTreeMap<String, (i64, Option<String>)>;
