@@ -86,6 +86,12 @@ impl<'r> Settle<'r> {
 /// Whether the record was cut off (a `gap` not yet followed by its stream's `watching`) at any
 /// moment of [from, to], on any server.
 pub fn blind_between(record: &[ServiceEntry], from: u64, to: u64) -> bool {
+    gap_between(record, from, to).is_some()
+}
+
+/// The first gap of the record (on any server) open at some moment of [from, to]: since when,
+/// and until when (`None`: still open at `to`).
+pub fn gap_between(record: &[ServiceEntry], from: u64, to: u64) -> Option<(u64, Option<u64>)> {
     // Since when each stream (by node; `None`: every one) has been cut off.
     let mut cut: std::collections::BTreeMap<Option<&str>, u64> = Default::default();
     for e in record.iter().take_while(|e| e.time <= to) {
@@ -94,18 +100,19 @@ pub fn blind_between(record: &[ServiceEntry], from: u64, to: u64) -> bool {
                 cut.entry(e.node.as_deref()).or_insert(e.time);
             }
             ServiceWhat::Watching => {
+                // A stream's new start ends its gap; a start of the one stream ends every gap.
                 let ended = match e.node.as_deref() {
-                    Some(node) => cut.remove(&Some(node)).into_iter().collect::<Vec<_>>(),
-                    None => std::mem::take(&mut cut).into_values().collect(),
+                    Some(node) => cut.remove(&Some(node)),
+                    None => std::mem::take(&mut cut).into_values().min(),
                 };
-                if !ended.is_empty() && e.time >= from {
-                    return true;
+                if let Some(since) = ended.filter(|_| e.time >= from) {
+                    return Some((since, Some(e.time)));
                 }
             }
             _ => {}
         }
     }
-    !cut.is_empty()
+    cut.values().min().map(|&since| (since, None))
 }
 
 /// Whether `key` has `lock` as one of its parts: bounded by the key's ends or by `/`, `:`, `{`,

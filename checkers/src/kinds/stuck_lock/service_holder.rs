@@ -178,30 +178,12 @@ fn blind(record: &[ServiceEntry], start: u64, deadline: u64) -> Option<String> {
     if began.is_none_or(|b| b.time > start) {
         return Some("the service's record began after the window started".into());
     }
-    // Since when each stream (by node; `None`: every one) has been cut off.
-    let mut cut: BTreeMap<Option<&str>, u64> = BTreeMap::new();
-    for e in record.iter().take_while(|e| e.time <= deadline) {
-        match e.what {
-            ServiceWhat::Gap => {
-                cut.entry(e.node.as_deref()).or_insert(e.time);
-            }
-            ServiceWhat::Watching => {
-                // A stream's new start ends its gap; a start of the one stream ends every gap.
-                let ended = match e.node.as_deref() {
-                    Some(node) => cut.remove(&Some(node)),
-                    None => std::mem::take(&mut cut).into_values().min(),
-                };
-                if let Some(since) = ended.filter(|_| e.time >= start) {
-                    return Some(format!(
-                        "the service's record has a gap from t={since}ns to t={}ns",
-                        e.time
-                    ));
-                }
-            }
-            _ => {}
-        }
+    match crate::service_keys::gap_between(record, start, deadline)? {
+        (since, Some(until)) => Some(format!(
+            "the service's record has a gap from t={since}ns to t={until}ns"
+        )),
+        (since, None) => Some(format!(
+            "the service's record has a gap from t={since}ns on"
+        )),
     }
-    cut.values()
-        .next()
-        .map(|since| format!("the service's record has a gap from t={since}ns on"))
 }
