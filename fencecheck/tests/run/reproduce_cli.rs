@@ -24,45 +24,56 @@ steps:
 expect_anomalies: [stale-accepted-write]
 ";
 
+/// `fencecheck replay <scenario> --runs <runs>`, expected to hold every expectation: the run
+/// it stored.
+fn replayed(scenario: &std::path::Path, runs: &std::path::Path) -> std::path::PathBuf {
+    let out = Command::new(env!("CARGO_BIN_EXE_fencecheck"))
+        .arg("replay")
+        .arg(scenario)
+        .arg("--runs")
+        .arg(runs)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    std::fs::canonicalize(runs.join("latest")).unwrap()
+}
+
+/// `fencecheck reproduce <stored> -o <scenario> --runs <runs>`, expected to exit 0: its
+/// standard output and the scenario it wrote.
+fn reproduced(
+    stored: &std::path::Path,
+    scenario: &std::path::Path,
+    runs: &std::path::Path,
+) -> (String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fencecheck"))
+        .arg("reproduce")
+        .arg(stored)
+        .arg("-o")
+        .arg(scenario)
+        .arg("--runs")
+        .arg(runs)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    (stdout, std::fs::read_to_string(scenario).unwrap())
+}
+
 #[test]
 fn a_stored_stale_write_becomes_a_scenario_that_shows_it_again() {
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("source.yaml");
     std::fs::write(&source, UNFENCED).unwrap();
     let runs = dir.path().join("runs");
-    let out = Command::new(env!("CARGO_BIN_EXE_fencecheck"))
-        .arg("replay")
-        .arg(&source)
-        .arg("--runs")
-        .arg(&runs)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let stored = std::fs::canonicalize(runs.join("latest")).unwrap();
-
+    let stored = replayed(&source, &runs);
     let scenario = dir.path().join("made.yaml");
-    let out = Command::new(env!("CARGO_BIN_EXE_fencecheck"))
-        .arg("reproduce")
-        .arg(&stored)
-        .arg("-o")
-        .arg(&scenario)
-        .arg("--runs")
-        .arg(&runs)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let (stdout, text) = reproduced(&stored, &scenario, &runs);
     assert!(
         stdout.contains("reproduced: stale-accepted-write came back"),
         "{stdout}"
     );
-    let text = std::fs::read_to_string(&scenario).unwrap();
     for line in [
         "provider: redis",
         "resource: none",
@@ -86,35 +97,14 @@ fn a_double_release_carries_the_services_record_of_it_into_the_scenario() {
     let dir = tempfile::tempdir().unwrap();
     let runs = dir.path().join("runs");
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let out = Command::new(env!("CARGO_BIN_EXE_fencecheck"))
-        .arg("replay")
-        .arg(repo.join("scenarios").join("redis-lock-del.yaml"))
-        .arg("--runs")
-        .arg(&runs)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
-    let stored = std::fs::canonicalize(runs.join("latest")).unwrap();
-    let scenario = // Its own name: a replay's containers are named after its scenario.
-    dir.path().join("made-double-release.yaml");
-    let out = Command::new(env!("CARGO_BIN_EXE_fencecheck"))
-        .arg("reproduce")
-        .arg(&stored)
-        .arg("-o")
-        .arg(&scenario)
-        .arg("--runs")
-        .arg(&runs)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let stored = replayed(&repo.join("scenarios").join("redis-lock-del.yaml"), &runs);
+    // Its own name: a replay's containers are named after its scenario.
+    let scenario = dir.path().join("made-double-release.yaml");
+    let (stdout, text) = reproduced(&stored, &scenario, &runs);
     assert!(
         stdout.contains("reproduced: double-release came back, every expectation held"),
         "{stdout}"
     );
-    let text = std::fs::read_to_string(&scenario).unwrap();
     for line in [
         "expect_anomalies: [double-release, deleted-anothers-key]",
         "# The lock service's own record showed beside it",

@@ -18,6 +18,22 @@ fn lines<T: serde::de::DeserializeOwned>(path: &Path) -> Vec<T> {
         .collect()
 }
 
+/// Runs `test.yaml` text, expecting a verdict, and reads back its history and service record.
+fn run_and_read(name: &str, yaml: &str) -> (Vec<Event>, Vec<ServiceEntry>) {
+    let root = fresh_root("run", name);
+    let out = run_config(&root, yaml, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        matches!(out.status.code(), Some(0..=2)),
+        "a verdict: {stderr}"
+    );
+    let run = std::fs::canonicalize(root.join("runs").join("latest")).expect("the run");
+    (
+        lines(&run.join("history.jsonl")),
+        lines(&run.join("service.jsonl")),
+    )
+}
+
 /// Runs `recipe` with two pause-holder faults and checks that every grant has its put in the
 /// record (`matches` says which put is the grant's) no later than a second after the grant.
 fn every_grant_is_in_the_record(
@@ -25,23 +41,13 @@ fn every_grant_is_in_the_record(
     recipe: &str,
     matches: impl Fn(&Event, &ServiceEntry) -> bool,
 ) -> (Vec<Event>, Vec<ServiceEntry>) {
-    let root = fresh_root("run", name);
-    let out = run_config(
-        &root,
+    let (history, record) = run_and_read(
+        name,
         &format!(
             "name: {name}\nrecipe: {recipe}\ntime_limit: 10s\nnemesis_timeline:\n  \
              - at 2s start pause-holder for 3s\n  - at 6s start pause-holder for 3s\n"
         ),
-        &[],
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        matches!(out.status.code(), Some(0..=2)),
-        "a verdict: {stderr}"
-    );
-    let run = std::fs::canonicalize(root.join("runs").join("latest")).expect("the run");
-    let history: Vec<Event> = lines(&run.join("history.jsonl"));
-    let record: Vec<ServiceEntry> = lines(&run.join("service.jsonl"));
     assert_eq!(record[0].what, ServiceWhat::Watching, "{:?}", record[0]);
     assert!(
         record.iter().all(|s| s.what != ServiceWhat::Gap),
@@ -159,23 +165,13 @@ fn postgress_record_maps_every_grant_to_the_backend_that_holds_it() {
 #[test]
 fn sentinels_record_names_the_master_the_failover_moved_the_lock_to() {
     let name = "t-service-sentinel";
-    let root = fresh_root("run", name);
-    let out = run_config(
-        &root,
+    let (history, record) = run_and_read(
+        name,
         &format!(
             "name: {name}\nrecipe: redis-sentinel\ntime_limit: 20s\nnemesis_timeline:\n  \
              - at 3s start failover for 12s\n"
         ),
-        &[],
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        matches!(out.status.code(), Some(0..=2)),
-        "a verdict: {stderr}"
-    );
-    let run = std::fs::canonicalize(root.join("runs").join("latest")).expect("the run");
-    let history: Vec<Event> = lines(&run.join("history.jsonl"));
-    let record: Vec<ServiceEntry> = lines(&run.join("service.jsonl"));
     let switches: Vec<&ServiceEntry> = (record.iter())
         .filter(|s| s.what == ServiceWhat::Master)
         .collect();

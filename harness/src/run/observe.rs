@@ -102,6 +102,19 @@ impl Record {
             .collect()
     }
 
+    /// After one attempt of `stream` ended (`why`): if the stream was following, a gap of
+    /// `node` (its `node` field) whose `error` says `what` broke and why, said in the harness
+    /// log too; then a pause of [`RETRY`] before the next attempt.
+    async fn broke(&self, stream: &str, node: Option<&str>, what: &str, why: &str) {
+        if self.following(stream) {
+            self.gap(node, &format!("{what} broke: {why}"));
+            self.log.line(&format!(
+                "service.jsonl: {what} broke ({why}); trying again"
+            ));
+        }
+        tokio::time::sleep(RETRY).await;
+    }
+
     /// Records that changes of `node` (every node: `None`) are unknown from now until its next
     /// `watching` line.
     fn gap(&self, node: Option<&str>, why: &str) {
@@ -117,6 +130,25 @@ impl Record {
         }
     }
 }
+
+/// Two streams' followers as one task; both are counted not following before either is polled,
+/// so the workload waits for both.
+fn both(
+    out: &Record,
+    streams: [&str; 2],
+    a: impl std::future::Future<Output = ()> + Send + 'static,
+    b: impl std::future::Future<Output = ()> + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    for stream in streams {
+        out.set_following(stream, false);
+    }
+    tokio::spawn(async move {
+        tokio::join!(a, b);
+    })
+}
+
+/// How long an observer waits before it tries a stream again after it broke.
+const RETRY: Duration = Duration::from_millis(200);
 
 /// How long the workload waits for the observer to follow the service before it starts
 /// anyway, its record then beginning late.
@@ -144,29 +176,18 @@ pub async fn start(
     });
     let cluster = cluster.clone();
     let task = match provider {
-        Provider::Etcd => {
-            // Both streams are counted before either is polled: the workload waits for both.
-            out.set_following(etcd::STREAM, false);
-            out.set_following(etcd_leases::STREAM, false);
-            let (keys, leases) = (out.clone(), out.clone());
-            tokio::spawn(async move {
-                tokio::join!(
-                    etcd::follow(cluster.clone(), keys),
-                    etcd_leases::follow(cluster, leases)
-                );
-            })
-        }
-        Provider::Zookeeper => {
-            out.set_following(zookeeper::STREAM, false);
-            out.set_following(zookeeper_sessions::STREAM, false);
-            let (nodes, sessions) = (out.clone(), out.clone());
-            tokio::spawn(async move {
-                tokio::join!(
-                    zookeeper::follow(cluster.clone(), nodes),
-                    zookeeper_sessions::follow(cluster, sessions)
-                );
-            })
-        }
+        Provider::Etcd => both(
+            &out,
+            [etcd::STREAM, etcd_leases::STREAM],
+            etcd::follow(cluster.clone(), out.clone()),
+            etcd_leases::follow(cluster, out.clone()),
+        ),
+        Provider::Zookeeper => both(
+            &out,
+            [zookeeper::STREAM, zookeeper_sessions::STREAM],
+            zookeeper::follow(cluster.clone(), out.clone()),
+            zookeeper_sessions::follow(cluster, out.clone()),
+        ),
         Provider::Redis | Provider::Redlock | Provider::RedisSentinel => {
             tokio::spawn(redis::follow(cluster, out.clone()))
         }

@@ -46,16 +46,12 @@ async fn watch(
     out: &Record,
     next: &mut Option<i64>,
 ) -> String {
-    let endpoints = cluster
-        .read()
-        .unwrap_or_else(|p| p.into_inner())
-        .endpoints();
     let options = ConnectOptions::new()
         .with_connect_timeout(Duration::from_secs(1))
         .with_keep_alive(Duration::from_secs(1), Duration::from_secs(1));
-    let mut client = match Client::connect(&endpoints, Some(options)).await {
+    let mut client = match connect(cluster, options).await {
         Ok(c) => c,
-        Err(e) => return format!("connecting to {}: {e}", endpoints.join(",")),
+        Err(e) => return e,
     };
     let mut wanted = WatchOptions::new().with_all_keys().with_prev_key();
     if let Some(n) = *next {
@@ -88,6 +84,19 @@ async fn watch(
             }
         }
     }
+}
+
+/// A client of the cluster's members as they are now; the error names them.
+pub(super) async fn connect(
+    cluster: &RwLock<ClusterHandle>,
+    options: ConnectOptions,
+) -> Result<Client, String> {
+    let endpoints = cluster
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .endpoints();
+    (Client::connect(&endpoints, Some(options)).await)
+        .map_err(|e| format!("connecting to {}: {e}", endpoints.join(",")))
 }
 
 /// Records one response; the reason to start over, if it ends the watch.

@@ -24,9 +24,6 @@ use std::time::Duration;
 /// How often the observer reads the leases.
 const POLL: Duration = Duration::from_millis(250);
 
-/// How long the observer waits before it connects again after a read failed.
-const RETRY: Duration = Duration::from_millis(200);
-
 /// How long one read may take before the observer counts it failed.
 const ASK: Duration = Duration::from_secs(1);
 
@@ -49,13 +46,8 @@ pub(super) async fn follow(cluster: Arc<RwLock<ClusterHandle>>, out: Arc<Record>
     let mut known: BTreeMap<i64, Lease> = BTreeMap::new();
     loop {
         let why = read(&cluster, &out, &mut known).await;
-        if out.following(STREAM) {
-            out.gap(Some(STREAM), &format!("reading etcd's leases: {why}"));
-            out.log.line(&format!(
-                "service.jsonl: reading etcd's leases failed ({why}); reading them again"
-            ));
-        }
-        tokio::time::sleep(RETRY).await;
+        out.broke(STREAM, Some(STREAM), "reading etcd's leases", &why)
+            .await;
     }
 }
 
@@ -65,16 +57,12 @@ async fn read(
     out: &Record,
     known: &mut BTreeMap<i64, Lease>,
 ) -> String {
-    let endpoints = cluster
-        .read()
-        .unwrap_or_else(|p| p.into_inner())
-        .endpoints();
     let options = ConnectOptions::new()
         .with_connect_timeout(ASK)
         .with_timeout(ASK);
-    let mut client = match Client::connect(&endpoints, Some(options)).await {
+    let mut client = match super::etcd::connect(cluster, options).await {
         Ok(c) => c,
-        Err(e) => return format!("connecting to {}: {e}", endpoints.join(",")),
+        Err(e) => return e,
     };
     let mut tick = tokio::time::interval(POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -28,9 +28,6 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// How long the observer waits before it subscribes again after the subscription broke.
-const RETRY: Duration = Duration::from_millis(200);
-
 /// How often the observer times a round trip through the notification path.
 const PROGRESS: Duration = Duration::from_secs(1);
 
@@ -86,18 +83,20 @@ pub(super) fn short(name: &str) -> String {
 
 /// Follows one server, subscribing again whenever the subscription breaks.
 async fn follow_server(cluster: &RwLock<ClusterHandle>, out: &Record, name: String) {
+    let what = format!("the subscription to {name}");
     loop {
         let why = subscribe(cluster, out, &name).await;
-        if out.following(&name) {
-            out.gap(
-                Some(&short(&name)),
-                &format!("the subscription to {name} broke: {why}"),
-            );
-            out.log.line(&format!(
-                "service.jsonl: the subscription to {name} broke ({why}); subscribing again"
-            ));
-        }
-        tokio::time::sleep(RETRY).await;
+        out.broke(&name, Some(&short(&name)), &what, &why).await;
+    }
+}
+
+/// A subscriber's connection to the server (or sentinel) at `endpoint`.
+pub(super) async fn pubsub(endpoint: &str) -> Result<redis::aio::PubSub, String> {
+    let client = redis::Client::open(format!("redis://{endpoint}/")).map_err(|e| e.to_string())?;
+    match tokio::time::timeout(ASK, client.get_async_pubsub()).await {
+        Ok(Ok(p)) => Ok(p),
+        Ok(Err(e)) => Err(format!("connecting: {e}")),
+        Err(_) => Err(format!("connecting: no answer within {ASK:?}")),
     }
 }
 
@@ -109,14 +108,9 @@ async fn subscribe(cluster: &RwLock<ClusterHandle>, out: &Record, name: &str) ->
     let Some(endpoint) = node.host_endpoint() else {
         return format!("{name} publishes no client port");
     };
-    let client = match redis::Client::open(format!("redis://{endpoint}/")) {
-        Ok(c) => c,
-        Err(e) => return e.to_string(),
-    };
-    let mut pubsub = match tokio::time::timeout(ASK, client.get_async_pubsub()).await {
-        Ok(Ok(p)) => p,
-        Ok(Err(e)) => return format!("connecting: {e}"),
-        Err(_) => return format!("connecting: no answer within {ASK:?}"),
+    let mut pubsub = match pubsub(&endpoint).await {
+        Ok(p) => p,
+        Err(e) => return e,
     };
     let subscribed = tokio::time::timeout(ASK, async {
         pubsub.psubscribe(format!("{KEYSPACE}*")).await?;

@@ -19,9 +19,6 @@ use results::service_log::{ServiceEntry, ServiceWhat};
 use std::sync::RwLock;
 use std::time::Duration;
 
-/// How long the observer waits before it subscribes again after the subscription broke.
-const RETRY: Duration = Duration::from_millis(200);
-
 /// How long the observer waits for a connection or a subscription.
 const ASK: Duration = Duration::from_secs(1);
 
@@ -44,18 +41,10 @@ fn node(cluster: &RwLock<ClusterHandle>, name: &str) -> Option<Node> {
 
 /// Follows the sentinel called `name`, subscribing again whenever the subscription breaks.
 pub(super) async fn follow(cluster: &RwLock<ClusterHandle>, out: &Record, name: String) {
+    let what = format!("the subscription to {name}");
     loop {
         let why = subscribe(cluster, out, &name).await;
-        if out.following(&name) {
-            out.gap(
-                Some(&short(&name)),
-                &format!("the subscription to {name} broke: {why}"),
-            );
-            out.log.line(&format!(
-                "service.jsonl: the subscription to {name} broke ({why}); subscribing again"
-            ));
-        }
-        tokio::time::sleep(RETRY).await;
+        out.broke(&name, Some(&short(&name)), &what, &why).await;
     }
 }
 
@@ -64,14 +53,9 @@ async fn subscribe(cluster: &RwLock<ClusterHandle>, out: &Record, name: &str) ->
     let Some(endpoint) = node(cluster, name).and_then(|n| n.host_endpoint()) else {
         return format!("{name} is no longer in the cluster, or publishes no port");
     };
-    let client = match redis::Client::open(format!("redis://{endpoint}/")) {
-        Ok(c) => c,
-        Err(e) => return e.to_string(),
-    };
-    let mut pubsub = match tokio::time::timeout(ASK, client.get_async_pubsub()).await {
-        Ok(Ok(p)) => p,
-        Ok(Err(e)) => return format!("connecting: {e}"),
-        Err(_) => return format!("connecting: no answer within {ASK:?}"),
+    let mut pubsub = match super::redis::pubsub(&endpoint).await {
+        Ok(p) => p,
+        Err(e) => return e,
     };
     match tokio::time::timeout(ASK, pubsub.subscribe(SWITCH)).await {
         Ok(Ok(())) => {}

@@ -27,9 +27,6 @@ const POLL: Duration = Duration::from_millis(250);
 /// How long one server's answer may take.
 const ASK: Duration = Duration::from_millis(500);
 
-/// How long the observer waits before reading again after no server answered.
-const RETRY: Duration = Duration::from_millis(200);
-
 /// The stream's name, and the `node` of its `watching` and `gap` lines.
 pub(super) const STREAM: &str = "sessions";
 
@@ -55,16 +52,8 @@ pub(super) async fn follow(cluster: Arc<RwLock<ClusterHandle>>, out: Arc<Record>
     let mut known: BTreeMap<String, Session> = BTreeMap::new();
     loop {
         let why = read(&cluster, &out, &mut known).await;
-        if out.following(STREAM) {
-            out.gap(
-                Some(STREAM),
-                &format!("reading ZooKeeper's sessions: {why}"),
-            );
-            out.log.line(&format!(
-                "service.jsonl: reading ZooKeeper's sessions failed ({why}); reading them again"
-            ));
-        }
-        tokio::time::sleep(RETRY).await;
+        out.broke(STREAM, Some(STREAM), "reading ZooKeeper's sessions", &why)
+            .await;
     }
 }
 
