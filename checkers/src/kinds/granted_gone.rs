@@ -58,7 +58,13 @@ pub struct GrantedGone {
 /// The key and its place in the service's order, as an adapter reports an etcd
 /// concurrency.Mutex grant (see the module doc).
 pub fn key_and_revision(lease: &str) -> Option<(&str, Named)> {
-    if let Some((key, rest)) = lease.split_once(" granted at revision ") {
+    // Every grant's lease is asked: one byte search rules out the first form before a substring
+    // search is set up for it.
+    let spaced = lease.as_bytes().contains(&b' ');
+    if let Some((key, rest)) = spaced
+        .then(|| lease.split_once(" granted at revision "))
+        .flatten()
+    {
         let (at, lease) = rest.split_once(" lease ")?;
         let at: i64 = at.parse().ok()?;
         let ok = !key.is_empty() && at > 0 && !lease.is_empty();
