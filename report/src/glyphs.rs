@@ -114,6 +114,7 @@ pub fn legend() -> Vec<(String, &'static str)> {
         (r##"<path d="M0-7V7" stroke="#9333ea" stroke-width="2.4" stroke-dasharray="3 2"/>"##.to_string(), "release rejected"),
         (r##"<rect x="-8" y="-5" width="16" height="10" rx="2" fill="#059669"/>"##.to_string(), "service: key of a grant"),
         (r##"<rect x="-8" y="-5" width="16" height="10" rx="2" fill="#f59e0b"/>"##.to_string(), "service: key no grant names"),
+        (r##"<path d="M0-7V7" stroke="#7c3aed" stroke-width="2"/>"##.to_string(), "service: sentinel's new master"),
         (r##"<circle r="7" fill="none" stroke="#dc2626" stroke-width="2.2"/>"##.to_string(), "anomaly evidence"),
     ]
 }

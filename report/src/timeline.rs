@@ -144,14 +144,24 @@ pub struct ServiceBar {
     pub ended: &'static str,
 }
 
+/// A sentinel's announcement that it now calls another server the master (Redis Sentinel).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MasterSwitch {
+    pub at: u64,
+    pub sentinel: String,
+    pub master: String,
+}
+
 /// The lock service's lane under the workers': the keys of the run's locks as the service held
 /// them, one row per server where the service keeps no one order (Redlock's masters, Sentinel's
-/// servers), and where the record is blind (before it began, and each gap).
+/// servers), where the record is blind (before it began, and each gap), and each sentinel's
+/// failovers.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ServiceLane {
     pub nodes: Vec<Option<String>>,
     pub keys: Vec<ServiceBar>,
     pub blind: Vec<Span>,
+    pub masters: Vec<MasterSwitch>,
 }
 
 /// Everything the timeline draws.

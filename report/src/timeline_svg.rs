@@ -402,6 +402,19 @@ fn service_row(t: &Timeline, service: &ServiceLane, pps: f64) -> String {
             esc(&title)
         );
     }
+    for m in &service.masters {
+        let _ = write!(
+            s,
+            r##"<line data-t="{t}" x1="{x}" x2="{x}" y1="{top}" y2="{bottom}" stroke="#7c3aed" stroke-width="2" class="tl-service"><title>{who} now calls {master} the master · {at}</title></line>"##,
+            t = ts(m.at),
+            x = px(x(m.at)),
+            top = px(y + 1.0),
+            bottom = px(y + LANE_H - 1.0),
+            who = esc(&m.sentinel),
+            master = esc(&m.master),
+            at = secs(m.at)
+        );
+    }
     s
 }
 

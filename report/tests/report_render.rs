@@ -499,7 +499,8 @@ fn a_hold_bar_ends_at_an_info_of_its_process_as_the_checkers_hold_does() {
 }
 
 /// The lock service's lane: every key of the lock as the service held it, green where a
-/// worker's grant names it and amber where none does, and no lane without a record.
+/// worker's grant names it and amber where none does, a sentinel's failover where one came, and
+/// no lane without a record.
 #[test]
 fn the_service_lane_shows_each_key_and_whether_a_grant_names_it() {
     use results::service_log::{ServiceEntry, ServiceWhat};
@@ -522,6 +523,12 @@ fn the_service_lane_shows_each_key_and_whether_a_grant_names_it() {
         line(hold.start, ServiceWhat::Put, hold.lease.as_deref()),
         line(hold.end, ServiceWhat::Delete, None),
         line(hold.end + 1, ServiceWhat::Put, Some("nobody's")),
+        {
+            let mut switch = ServiceEntry::new(hold.end + 2, ServiceWhat::Master);
+            switch.node = Some("sentinel-2".into());
+            switch.value = Some("redis-3".into());
+            switch
+        },
         // Written as the run ended, after the last event the drawing spans.
         ServiceEntry::new(u64::MAX / 2, ServiceWhat::Gap),
     ];
@@ -537,4 +544,6 @@ fn the_service_lane_shows_each_key_and_whether_a_grant_names_it() {
     let svg = report::timeline_svg::standalone(&model);
     assert!(svg.contains("lock service") && svg.contains("no grant names it"));
     assert!(svg.contains("granted to worker-1"));
+    assert_eq!(service.masters.len(), 1);
+    assert!(svg.contains("sentinel-2 now calls redis-3 the master"));
 }

@@ -3,7 +3,7 @@
 //! its put to its delete or expiry, coloured by the worker whose grant names it, or marked as
 //! named by none (a key the service held for nobody who knew it).
 
-use super::super::timeline::{Lane, ServiceBar, ServiceLane, Span};
+use super::super::timeline::{Lane, MasterSwitch, ServiceBar, ServiceLane, Span};
 use super::super::ReportInput;
 use checkers::service_keys::{holds_lock, names};
 use results::service_log::{ServiceEntry, ServiceWhat};
@@ -114,7 +114,20 @@ pub(super) fn lane(input: &ReportInput<'_>, lanes: &[Lane], end: u64) -> Option<
         nodes.push(None);
     }
     keys.sort_by_key(|k| (k.row, k.start));
-    Some(ServiceLane { nodes, keys, blind })
+    let masters = (record.iter())
+        .filter(|e| e.what == ServiceWhat::Master)
+        .map(|e| MasterSwitch {
+            at: e.time,
+            sentinel: e.node.clone().unwrap_or_default(),
+            master: e.value.clone().unwrap_or_default(),
+        })
+        .collect();
+    Some(ServiceLane {
+        nodes,
+        keys,
+        blind,
+        masters,
+    })
 }
 
 /// The lane whose grant (a hold's lease) names the key the service put.
