@@ -58,9 +58,17 @@ pub struct GrantedGone {
 /// The key and its place in the service's order, as an adapter reports an etcd
 /// concurrency.Mutex grant (see the module doc).
 pub fn key_and_revision(lease: &str) -> Option<(&str, Named)> {
-    // Every grant's lease is asked: one byte search rules out the first form before a substring
-    // search is set up for it.
-    let spaced = lease.as_bytes().contains(&b' ');
+    // Every grant's lease is asked, and most are neither form: one pass over its bytes finds
+    // whether it has a space (the first form) and its last `@` (the second), before any
+    // substring search is set up.
+    let (mut spaced, mut last_at) = (false, None);
+    for (i, b) in lease.bytes().enumerate() {
+        match b {
+            b' ' => spaced = true,
+            b'@' => last_at = Some(i),
+            _ => {}
+        }
+    }
     if let Some((key, rest)) = spaced
         .then(|| lease.split_once(" granted at revision "))
         .flatten()
@@ -73,7 +81,7 @@ pub fn key_and_revision(lease: &str) -> Option<(&str, Named)> {
             (key, Named::GrantedAt { at, lease })
         });
     }
-    let (key, rev) = lease.rsplit_once('@')?;
+    let (key, rev) = (&lease[..last_at?], &lease[last_at? + 1..]);
     let rev: i64 = rev.parse().ok()?;
     (!key.is_empty() && rev > 0).then_some((key, Named::Created(rev)))
 }
@@ -322,4 +330,43 @@ fn report(g: &Grant, gone: &Gone, out: &mut Findings) {
         evidence,
         diagnosis::granted_gone(observation),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{key_and_revision, Named};
+
+    #[test]
+    fn a_lease_names_its_key_in_either_form_or_not_at_all() {
+        assert_eq!(
+            key_and_revision("/l/a@7"),
+            Some(("/l/a", Named::Created(7)))
+        );
+        assert_eq!(
+            key_and_revision("k@x@12"),
+            Some(("k@x", Named::Created(12)))
+        );
+        assert_eq!(
+            key_and_revision("/l/a granted at revision 9 lease 694d"),
+            Some((
+                "/l/a",
+                Named::GrantedAt {
+                    at: 9,
+                    lease: "694d".into()
+                }
+            ))
+        );
+        for neither in [
+            "lease-0",
+            "x@",
+            "@5",
+            "/l/a@0",
+            "/l/a@-3",
+            "a b@c",
+            "/l/a granted at revision 0 lease 1",
+            "/l/a granted at revision 9 lease ",
+        ] {
+            assert_eq!(key_and_revision(neither), None, "{neither}");
+        }
+    }
 }
