@@ -40,6 +40,31 @@ pub(crate) enum Dispatch {
     Other(Box<dyn Checker>),
 }
 
+impl Dispatch {
+    /// Whether the checker reads the resource log ([`Checker::resource`]): only those are handed
+    /// its entries. Every kind is named here, so a kind that comes to read the log is decided
+    /// on, not left out by a wildcard.
+    pub(crate) fn reads_resource_log(&self) -> bool {
+        match self {
+            Dispatch::StaleAcceptedWrite(_)
+            | Dispatch::DuplicateToken(_)
+            | Dispatch::DuplicateEffect(_)
+            | Dispatch::Other(_) => true,
+            Dispatch::DoubleRelease(_)
+            | Dispatch::ConcurrentHolders(_)
+            | Dispatch::LostUpdate(_)
+            | Dispatch::StuckLock(_)
+            | Dispatch::HeldAfterLoss(_)
+            | Dispatch::LockedOutClient(_)
+            | Dispatch::GrantedGone(_)
+            | Dispatch::PhantomHolder(_)
+            | Dispatch::DeletedAnothersKey(_)
+            | Dispatch::HeldAgainstService(_)
+            | Dispatch::TokenOutOfOrder(_) => false,
+        }
+    }
+}
+
 /// The fourteen checkers of docs/design.md, "Anomaly kinds" (sixteen kinds: double-release also sorts
 /// out release-of-lost-lock, duplicate-token token-regression) under this configuration, in
 /// report order.

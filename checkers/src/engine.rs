@@ -38,6 +38,8 @@ pub struct Engine {
     /// on average).
     /// A stopped checker (it panicked) is taken out of every route.
     routes: [Vec<usize>; ROUTES],
+    /// The slots whose checker reads the resource log, in slot order.
+    reading_resource: Vec<usize>,
     /// Shared derived state, updated after every checker saw the event.
     holds: HoldBook,
     locks: LockNames,
@@ -107,7 +109,8 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 impl Engine {
-    /// The nine checkers (eleven kinds) of docs/design.md ("Anomaly kinds") under this configuration.
+    /// The fourteen checkers (sixteen kinds) of docs/design.md ("Anomaly kinds") under this
+    /// configuration.
     pub fn new(cfg: &CheckConfig) -> Engine {
         Engine::with_dispatch(cfg, dispatch::standard(cfg))
     }
@@ -125,8 +128,12 @@ impl Engine {
                 .filter(|&i| interests[i].meets(bits))
                 .collect()
         });
+        let reading_resource = (0..checkers.len())
+            .filter(|&i| checkers[i].reads_resource_log())
+            .collect();
         Engine {
             routes,
+            reading_resource,
             slots: checkers
                 .into_iter()
                 .map(|checker| Slot {
@@ -258,7 +265,7 @@ impl Engine {
     /// Feeds one resource-log entry (after the whole history).
     pub fn resource(&mut self, r: &ResourceRef<'_>) {
         self.resource_entries += 1;
-        for i in 0..self.slots.len() {
+        for &i in &self.reading_resource {
             let slot = &mut self.slots[i];
             if slot.panicked.is_some() {
                 continue;
