@@ -3,6 +3,7 @@
 //! so every kind judged against the record means the same key by "the lock's key" and the same
 //! client by "its grant".
 
+use crate::locks::LockId;
 use results::service_log::{ServiceEntry, ServiceWhat};
 
 /// Whether record line `e` is of a key that holds `lock` at the service: the lock's name is part
@@ -17,6 +18,55 @@ pub fn holds_lock(e: &ServiceEntry, lock: &str) -> bool {
             || e.owner.is_some()
             || e.ttl_ms.is_some()
             || e.error.is_some())
+}
+
+/// What a checker over the service's record keeps of the history's names: each lock's name (few:
+/// one per lock of the run) and the grants' leases, back to back in one buffer, so keeping them
+/// allocates nothing per event.
+#[derive(Debug, Default)]
+pub struct Kept {
+    locks: Vec<(LockId, String)>,
+    leases: String,
+}
+
+/// Where a kept lease is in [`Kept`]'s buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseAt(usize, usize);
+
+impl Kept {
+    /// Keeps `lock`'s name, once.
+    pub fn lock(&mut self, lock: LockId, cx: &crate::checker::Context<'_>) {
+        if !self.locks.iter().any(|(id, _)| *id == lock) {
+            self.locks.push((lock, cx.locks.name(lock).to_string()));
+        }
+    }
+
+    /// A kept lock's name (empty if it was never kept).
+    pub fn name(&self, lock: LockId) -> &str {
+        (self.locks.iter())
+            .find(|(id, _)| *id == lock)
+            .map_or("", |(_, n)| n.as_str())
+    }
+
+    /// The kept locks, in the order they were first seen.
+    pub fn locks(&self) -> impl Iterator<Item = (LockId, &str)> {
+        self.locks.iter().map(|(id, n)| (*id, n.as_str()))
+    }
+
+    /// The kept lock whose key record line `e` is ([`holds_lock`]).
+    pub fn lock_of(&self, e: &ServiceEntry) -> Option<(LockId, &str)> {
+        self.locks().find(|(_, name)| holds_lock(e, name))
+    }
+
+    pub fn keep(&mut self, lease: &str) -> LeaseAt {
+        let start = self.leases.len();
+        self.leases.push_str(lease);
+        LeaseAt(start, self.leases.len())
+    }
+
+    pub fn lease(&self, at: LeaseAt) -> &str {
+        &self.leases[at.0..at.1]
+    }
 }
 
 /// The least settling time after an answer: a change the observer saw up to this long after

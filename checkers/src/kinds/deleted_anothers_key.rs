@@ -24,7 +24,7 @@ use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, Servic
 use crate::diagnosis;
 use crate::locks::LockId;
 use crate::procs::PerProcess;
-use crate::service_keys::{holds_lock, names};
+use crate::service_keys::{names, Kept, LeaseAt};
 use results::service_log::{ServiceEntry, ServiceWhat};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
@@ -36,8 +36,7 @@ struct Grant {
     process: u32,
     index: u64,
     time: u64,
-    /// Where its lease is in [`DeletedAnothersKey::leases`].
-    lease: (usize, usize),
+    lease: LeaseAt,
     lock: LockId,
     /// When its hold ended: its process sent a release, lost its lease, ended an operation
     /// `info` or exited.
@@ -48,7 +47,7 @@ struct Grant {
 #[derive(Debug, Clone)]
 struct Release {
     process: u32,
-    lease: Option<(usize, usize)>,
+    lease: Option<LeaseAt>,
     invoked: (u64, u64),
     answered: Option<u64>,
     /// Answered `fail`: it certainly deleted nothing.
@@ -63,21 +62,12 @@ pub struct DeletedAnothersKey {
     /// Each process's latest grant (an index into `grants`) and its release in flight.
     holding: PerProcess<usize>,
     releasing: PerProcess<usize>,
-    /// The locks' names, by id (few: one per lock of the run).
-    locks: Vec<(LockId, String)>,
-    /// Every lease, back to back.
-    leases: String,
+    kept: Kept,
 }
 
 impl DeletedAnothersKey {
-    fn keep(&mut self, lease: &str) -> (usize, usize) {
-        let start = self.leases.len();
-        self.leases.push_str(lease);
-        (start, self.leases.len())
-    }
-
-    fn lease(&self, (start, end): (usize, usize)) -> &str {
-        &self.leases[start..end]
+    fn lease(&self, at: LeaseAt) -> &str {
+        self.kept.lease(at)
     }
 
     fn end_hold(&mut self, process: u32, at: u64) {
@@ -113,10 +103,8 @@ impl Checker for DeletedAnothersKey {
                 let (Some(lease), Some(lock)) = (e.lease.as_deref(), cx.lock) else {
                     return;
                 };
-                if !self.locks.iter().any(|(id, _)| *id == lock) {
-                    self.locks.push((lock, cx.locks.name(lock).to_string()));
-                }
-                let lease = self.keep(lease);
+                self.kept.lock(lock, cx);
+                let lease = self.kept.keep(lease);
                 self.holding.insert(process, self.grants.len());
                 self.grants.push(Grant {
                     process,
@@ -129,7 +117,7 @@ impl Checker for DeletedAnothersKey {
             }
             (F::Release, OpType::Invoke) => {
                 self.end_hold(process, e.time);
-                let lease = e.lease.as_deref().map(|l| self.keep(l));
+                let lease = e.lease.as_deref().map(|l| self.kept.keep(l));
                 self.releasing.insert(process, self.releases.len());
                 self.releases.push(Release {
                     process,
@@ -161,7 +149,7 @@ impl Checker for DeletedAnothersKey {
         if self.releases.is_empty() || self.grants.is_empty() {
             return Outcome::NotApplicable("no release was sent while a grant stood".into());
         }
-        let lock_of = |e: &ServiceEntry| self.locks.iter().find(|(_, name)| holds_lock(e, name));
+        let lock_of = |e: &ServiceEntry| self.kept.lock_of(e);
         if !record.iter().any(|e| lock_of(e).is_some()) {
             return Outcome::NotApplicable(
                 "no key of the service's record holds the lock (PostgreSQL's advisory keys are \
@@ -193,10 +181,7 @@ impl Checker for DeletedAnothersKey {
             let (Some(key), Some((lock, name))) = (e.key.as_deref(), lock_of(e)) else {
                 continue;
             };
-            if servers
-                .get(name.as_str())
-                .is_some_and(|nodes| nodes.len() > 1)
-            {
+            if servers.get(name).is_some_and(|nodes| nodes.len() > 1) {
                 continue;
             }
             let at = (e.node.as_deref(), key);
@@ -230,7 +215,7 @@ impl Checker for DeletedAnothersKey {
             // The grant whose key it was, still held and not being released by its holder.
             let Some(g) = (0..self.grants.len()).rev().find(|&g| {
                 let grant = &self.grants[g];
-                grant.lock == *lock && grant.time <= e.time && names(self.lease(grant.lease), put)
+                grant.lock == lock && grant.time <= e.time && names(self.lease(grant.lease), put)
             }) else {
                 continue;
             };

@@ -17,7 +17,7 @@ use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, Servic
 use crate::diagnosis;
 use crate::locks::LockId;
 use crate::procs::PerProcess;
-use crate::service_keys::{holds_lock, names};
+use crate::service_keys::{holds_lock, names, Kept, LeaseAt};
 use results::service_log::{ServiceEntry, ServiceWhat};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process};
 use serde_json::json;
@@ -28,8 +28,7 @@ use std::collections::{BTreeMap, BTreeSet};
 struct Belief {
     process: u32,
     lock: LockId,
-    /// Where its lease is in [`HeldAgainstService::leases`].
-    lease: (usize, usize),
+    lease: LeaseAt,
     /// The grant's index, to report each grant once.
     grant: u64,
     asked: (u64, u64),
@@ -42,10 +41,9 @@ pub struct HeldAgainstService {
     beliefs: Vec<Belief>,
     /// Each process's check in flight: its invoke's index and time.
     asking: PerProcess<(u64, u64)>,
-    /// Each grant believed in (by its index): where its lease is in `leases`.
-    granted: BTreeMap<u64, (usize, usize)>,
-    locks: Vec<(LockId, String)>,
-    leases: String,
+    /// Each grant believed in (by its index): where its lease is kept.
+    granted: BTreeMap<u64, LeaseAt>,
+    kept: Kept,
     answered: u64,
 }
 
@@ -83,15 +81,11 @@ impl Checker for HeldAgainstService {
         let Some(lease) = e.lease.as_deref().or(grant.lease()) else {
             return;
         };
-        if !self.locks.iter().any(|(id, _)| *id == lock) {
-            self.locks.push((lock, cx.locks.name(lock).to_string()));
-        }
-        let leases = &mut self.leases;
-        let lease = *self.granted.entry(grant.index).or_insert_with(|| {
-            let start = leases.len();
-            leases.push_str(lease);
-            (start, leases.len())
-        });
+        self.kept.lock(lock, cx);
+        let kept = &mut self.kept;
+        let lease = *(self.granted)
+            .entry(grant.index)
+            .or_insert_with(|| kept.keep(lease));
         self.beliefs.push(Belief {
             process: p,
             lock,
@@ -124,10 +118,8 @@ impl Checker for HeldAgainstService {
             if reported.contains(&b.grant) {
                 continue;
             }
-            let name = (self.locks.iter())
-                .find(|(id, _)| *id == b.lock)
-                .map_or("", |(_, n)| n.as_str());
-            let lease = &self.leases[b.lease.0..b.lease.1];
+            let name = self.kept.name(b.lock);
+            let lease = self.kept.lease(b.lease);
             let from = b.asked.1;
             let to = settle.after(b.answered.1);
             match gone_through(record, name, lease, from, to) {

@@ -25,7 +25,7 @@ use crate::checker::{Checker, Context, End, Findings, Interests, Outcome, Servic
 use crate::diagnosis;
 use crate::locks::LockId;
 use crate::procs::PerProcess;
-use crate::service_keys::{holds_lock, names, Settle};
+use crate::service_keys::{holds_lock, names, Kept, LeaseAt, Settle};
 use results::service_log::{ServiceEntry, ServiceWhat};
 use results::{AnomalyKind, EventRef, Evidence, OpType, Process, F};
 use serde_json::json;
@@ -48,17 +48,15 @@ impl Attempt {
 }
 
 /// See the module doc. What it keeps of every acquire is small and allocates nothing per
-/// event: the grants' leases go back to back into one buffer.
+/// event: the grants' leases are [`Kept`] back to back.
 #[derive(Debug, Default)]
 pub struct PhantomHolder {
     attempts: Vec<Attempt>,
     /// Each process's acquire in flight (an index into `attempts`).
     open: PerProcess<usize>,
-    /// The locks' names, by id (few: one per lock of the run).
-    locks: Vec<(LockId, String)>,
-    /// Every grant's lease, back to back, and where each is in it with the grant's time.
-    leases: String,
-    grants: Vec<(usize, usize, u64)>,
+    kept: Kept,
+    /// Every grant's lease and time.
+    grants: Vec<(LeaseAt, u64)>,
 }
 
 /// What the record says of one key that no grant names.
@@ -100,9 +98,7 @@ impl Checker for PhantomHolder {
             return;
         };
         if e.kind == OpType::Invoke {
-            if !self.locks.iter().any(|(id, _)| *id == lock) {
-                self.locks.push((lock, cx.locks.name(lock).to_string()));
-            }
+            self.kept.lock(lock, cx);
             self.open.insert(process, self.attempts.len());
             self.attempts.push(Attempt {
                 process,
@@ -116,9 +112,8 @@ impl Checker for PhantomHolder {
             self.attempts[i].answered = Some((e.index, e.time, e.kind));
         }
         if let (OpType::Ok, Some(lease)) = (e.kind, e.lease.as_deref()) {
-            let start = self.leases.len();
-            self.leases.push_str(lease);
-            self.grants.push((start, self.leases.len(), e.time));
+            let lease = self.kept.keep(lease);
+            self.grants.push((lease, e.time));
         }
     }
 
@@ -146,7 +141,7 @@ impl Checker for PhantomHolder {
         else {
             return Outcome::Unknown("service.jsonl never says when it began".into());
         };
-        let lock_of = |e: &ServiceEntry| self.locks.iter().find(|(_, name)| holds_lock(e, name));
+        let lock_of = |e: &ServiceEntry| self.kept.lock_of(e);
         let puts: Vec<&ServiceEntry> = record
             .iter()
             .filter(|e| e.what == ServiceWhat::Put && lock_of(e).is_some())
@@ -158,9 +153,9 @@ impl Checker for PhantomHolder {
                     .into(),
             );
         }
-        let lease = |&(start, end, _): &(usize, usize, u64)| &self.leases[start..end];
+        let lease = |&(at, _): &(LeaseAt, u64)| self.kept.lease(at);
         let seen: Vec<&str> = (self.grants.iter())
-            .filter(|(_, _, t)| *t >= began)
+            .filter(|(_, t)| *t >= began)
             .map(lease)
             .collect();
         let unmatched = (seen.iter())
@@ -190,7 +185,7 @@ impl Checker for PhantomHolder {
             let Some((lock, name)) = lock_of(p) else {
                 continue;
             };
-            match self.judge(record, *lock, name, p, &settle) {
+            match self.judge(record, lock, name, p, &settle) {
                 Judged::Undecided(why) => {
                     undecided += 1;
                     if why == GAP {

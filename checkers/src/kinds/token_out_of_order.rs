@@ -31,8 +31,7 @@ struct Grant {
     index: u64,
     time: u64,
     token: u64,
-    /// Where its lease is in [`TokenOutOfOrder::leases`].
-    lease: (usize, usize),
+    lease: crate::service_keys::LeaseAt,
     lock: LockId,
     /// When its acquire was invoked: its key was put between this and its grant.
     invoked: u64,
@@ -53,8 +52,7 @@ struct Placed {
 #[derive(Debug, Default)]
 pub struct TokenOutOfOrder {
     grants: Vec<Grant>,
-    leases: String,
-    locks: Vec<(LockId, String)>,
+    kept: crate::service_keys::Kept,
     /// Each process's acquire in flight: its invoke's time.
     asking: PerProcess<u64>,
 }
@@ -84,17 +82,14 @@ impl Checker for TokenOutOfOrder {
         let (Some(token), Some(lease), Some(lock)) = (e.token, e.lease.as_deref(), cx.lock) else {
             return;
         };
-        if !self.locks.iter().any(|(id, _)| *id == lock) {
-            self.locks.push((lock, cx.locks.name(lock).to_string()));
-        }
-        let start = self.leases.len();
-        self.leases.push_str(lease);
+        self.kept.lock(lock, cx);
+        let lease = self.kept.keep(lease);
         self.grants.push(Grant {
             process,
             index: e.index,
             time: e.time,
             token,
-            lease: (start, self.leases.len()),
+            lease,
             lock,
             invoked,
         });
@@ -125,9 +120,9 @@ impl Checker for TokenOutOfOrder {
         if unplaced > 0 {
             out.stats.insert("unplaced".into(), json!(unplaced));
         }
-        for (lock, _) in &self.locks {
+        for (lock, _) in self.kept.locks() {
             let of_lock: Vec<Placed> = (placed.iter())
-                .filter(|p| self.grants[p.grant].lock == *lock)
+                .filter(|p| self.grants[p.grant].lock == lock)
                 .copied()
                 .collect();
             self.order(&of_lock, out);
@@ -185,7 +180,7 @@ impl TokenOutOfOrder {
     }
 
     fn lease(&self, g: &Grant) -> &str {
-        &self.leases[g.lease.0..g.lease.1]
+        self.kept.lease(g.lease)
     }
 
     /// Each grant's key as the record first shows it (its first put the lease names), with when
@@ -217,11 +212,7 @@ impl TokenOutOfOrder {
             }
         }
         by_lease.retain(|_, gs| gs.len() == 1);
-        let name = |lock: LockId| {
-            (self.locks.iter())
-                .find(|(id, _)| *id == lock)
-                .map_or("", |(_, n)| n.as_str())
-        };
+        let name = |lock: LockId| self.kept.name(lock);
         // A grant's key is a put of its lock, named by its lease, seen after its acquire was
         // invoked and no later than the settling time after its grant.
         let fits = |g: usize, e: &ServiceEntry| {
