@@ -41,15 +41,12 @@ struct Dump {
 
 type Deadline = (u32, u32, u32, u32, u32, u32);
 
-/// One session as the reads found it.
-#[derive(Debug, Clone, Copy)]
-struct Session {
-    deadline: Option<Deadline>,
-}
+/// The sessions the reads found, each with the last deadline the leader gave it.
+type Known = BTreeMap<String, Option<Deadline>>;
 
 /// Reads the sessions until the task is aborted.
 pub(super) async fn follow(cluster: Arc<RwLock<ClusterHandle>>, out: Arc<Record>) {
-    let mut known: BTreeMap<String, Session> = BTreeMap::new();
+    let mut known = Known::new();
     loop {
         let why = read(&cluster, &out, &mut known).await;
         out.broke(STREAM, Some(STREAM), "reading ZooKeeper's sessions", &why)
@@ -58,11 +55,7 @@ pub(super) async fn follow(cluster: Arc<RwLock<ClusterHandle>>, out: Arc<Record>
 }
 
 /// Reads every [`POLL`] until no server answers: the reason.
-async fn read(
-    cluster: &RwLock<ClusterHandle>,
-    out: &Record,
-    known: &mut BTreeMap<String, Session>,
-) -> String {
+async fn read(cluster: &RwLock<ClusterHandle>, out: &Record, known: &mut Known) -> String {
     let mut tick = tokio::time::interval(POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -110,19 +103,16 @@ async fn read(
         }
         let mut next = BTreeMap::new();
         for (id, (timeout, deadline)) in now {
-            let was = known.get(&id);
+            let was = known.get(&id).copied();
             match was {
                 None => out.write(&line(ServiceWhat::Granted, &id, timeout)),
-                Some(Session {
-                    deadline: Some(before),
-                }) if deadline.is_some_and(|d| d > *before) => {
+                Some(Some(before)) if deadline.is_some_and(|d| d > before) => {
                     out.write(&line(ServiceWhat::Renewed, &id, None))
                 }
                 Some(_) => {}
             }
             // A read without the leader keeps the deadline the last one gave.
-            let deadline = deadline.or(was.and_then(|s| s.deadline));
-            next.insert(id, Session { deadline });
+            next.insert(id, deadline.or(was.flatten()));
         }
         *known = next;
     }
