@@ -6,10 +6,11 @@
 use crate::clock::{ClockFaults, ClockSetting};
 use crate::control::{ControlError, NodeControl, Signal, Topology};
 use crate::fault::{Aim, Family, FaultKind, Mechanism, Shaping};
+use crate::grudge::Grudge;
 use crate::plan::{Plan, Step};
 use crate::targets::{resolve, Resolved};
 use results::jsonl::{HistoryWriter, JsonlError};
-use results::{NemesisEvent, RunClock};
+use results::{EventFault, NemesisEvent, RunClock};
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::Mutex;
@@ -18,6 +19,9 @@ use std::time::Duration;
 mod heal;
 mod holder;
 mod in_flight;
+mod one_step;
+
+pub use one_step::{OneStep, Struck};
 
 /// How often a holder fault that found no holder asks again.
 const HOLDER_POLL: Duration = Duration::from_millis(20);
@@ -54,6 +58,10 @@ enum Applied {
     Starved,
 }
 
+/// What a fault's action did: applied how, to which targets (the control's names), and what
+/// its start line records of it.
+type Acted = (Applied, Vec<String>, Vec<(&'static str, serde_json::Value)>);
+
 #[derive(Debug, Clone)]
 struct Active {
     applied: Applied,
@@ -76,7 +84,14 @@ struct State {
     hung: BTreeSet<String>,
     /// Targets whose CPU is limited.
     starved: BTreeSet<String>,
+    /// The two-way cuts active, by their fault's key: the rules installed are their union.
+    partitions: BTreeMap<usize, Grudge>,
+    /// Targets a stop left as the fault left them (a worker a replay killed stays dead): no
+    /// heal signals or restarts them.
+    left: BTreeSet<String>,
     active: BTreeMap<usize, Active>,
+    /// How many faults were struck one at a time ([`OneStep`]).
+    struck: usize,
     summary: Summary,
 }
 
@@ -220,13 +235,37 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
             // The drawn length of a stall is what decides whether a lease survives it.
             how.push(("length_ms", (step.duration.as_millis() as u64).into()));
         }
-        let (applied, targets, mut value) = match resolved {
-            Resolved::NoTarget(why) => {
+        let (applied, targets, mut value) = match self.act(i, resolved).await? {
+            Ok(acted) => acted,
+            Err(why) => {
                 let e = self.event(step.fault, &[], vec![]);
                 let e = e.with_error(format!("skipped: {why}"));
                 self.history.record(e.event(self.clock.now()))?;
                 return Ok(false);
             }
+        };
+        value.extend(how);
+        if let Some(landed) = self.landed(step.fault, &value).await {
+            value.push(("landed", landed.into()));
+        }
+        let event = self.event(step.fault, &targets, value);
+        self.activate(i, applied, targets, event)?;
+        if applied == Applied::Paused && step.fault.aim() == Aim::Holder {
+            return self.hold_checked(i, step, wait_until).await;
+        }
+        Ok(true)
+    }
+
+    /// Takes a resolved fault's action, each target tracked before it is acted on: what was
+    /// applied, to whom, and what the start line records of it; `Err` with the reason when it
+    /// had no target. `key` is the fault's key among the active ones.
+    async fn act(
+        &self,
+        key: usize,
+        resolved: Resolved,
+    ) -> Result<Result<Acted, &'static str>, NemesisError> {
+        Ok(Ok(match resolved {
+            Resolved::NoTarget(why) => return Ok(Err(why)),
             Resolved::Signal(signal, targets) => {
                 let applied = if signal == Signal::Kill {
                     Applied::Killed
@@ -246,9 +285,16 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                 (applied, targets, vec![])
             }
             Resolved::Partition(grudge, targets) => {
-                // No tracking needed before the rules go in: every heal flushes every rule.
+                // No tracking needed before the rules go in: every heal flushes every rule. The
+                // rules installed are the union of every two-way cut active, this one's among
+                // them (a plan holds one at a time; a replay's isolations add up).
                 let value = serde_json::to_value(&grudge).unwrap_or_default();
-                self.control.partition(&grudge).await?;
+                let union = {
+                    let mut st = self.state();
+                    st.partitions.insert(key, grudge);
+                    Grudge::union(st.partitions.values())
+                };
+                self.control.partition(&union).await?;
                 (Applied::Partitioned, targets, vec![("grudge", value)])
             }
             Resolved::OneWay(grudge, targets) => {
@@ -300,16 +346,22 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                 }
                 (Applied::Starved, targets, vec![("cpus", cpus.into())])
             }
-        };
-        value.extend(how);
-        if let Some(landed) = self.landed(step.fault, &value).await {
-            value.push(("landed", landed.into()));
-        }
-        let event = self.event(step.fault, &targets, value);
+        }))
+    }
+
+    /// An acted fault is active under `key` until its stop, and its start line is recorded.
+    fn activate(
+        &self,
+        key: usize,
+        applied: Applied,
+        targets: Vec<String>,
+        event: NemesisEvent,
+    ) -> Result<(), NemesisError> {
         let line = event.event(self.clock.now());
-        let cut = step.fault.mechanism() == Mechanism::Link(Shaping::CutReply);
+        let cut = matches!(event.fault, EventFault::Kind(k)
+            if k.mechanism() == Mechanism::Link(Shaping::CutReply));
         self.state().active.insert(
-            i,
+            key,
             Active {
                 applied,
                 targets,
@@ -318,10 +370,7 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
             },
         );
         self.history.record(line)?;
-        if applied == Applied::Paused && step.fault.aim() == Aim::Holder {
-            return self.hold_checked(i, step, wait_until).await;
-        }
-        Ok(true)
+        Ok(())
     }
 
     /// Resolves `step`'s target. A holder fault that finds no holder (between one release and
@@ -387,7 +436,18 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
                     self.state().killed.remove(t);
                 }
             }
-            Applied::Partitioned => self.control.heal_network().await?,
+            Applied::Partitioned => {
+                // The cuts still active stay; with none left, every rule goes.
+                let rest = {
+                    let mut st = self.state();
+                    st.partitions.remove(&i);
+                    (!st.partitions.is_empty()).then(|| Grudge::union(st.partitions.values()))
+                };
+                match rest {
+                    Some(union) => self.control.partition(&union).await?,
+                    None => self.control.heal_network().await?,
+                }
+            }
             Applied::Clocked => {
                 for t in &active.targets {
                     self.control.set_clock(t, ClockSetting::Real).await?;
@@ -431,7 +491,7 @@ impl<'a, C: NodeControl, T: Topology> Nemesis<'a, C, T> {
     /// A start of `fault`, before it is timed.
     fn event(
         &self,
-        fault: FaultKind,
+        fault: impl Into<EventFault>,
         targets: &[String],
         extra: Vec<(&str, serde_json::Value)>,
     ) -> NemesisEvent {

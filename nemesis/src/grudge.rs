@@ -32,6 +32,19 @@ impl Grudge {
         g
     }
 
+    /// Every drop any of `grudges` names: the cuts installed together.
+    pub fn union<'a>(grudges: impl IntoIterator<Item = &'a Grudge>) -> Self {
+        let mut g = Self::none();
+        for one in grudges {
+            for (node, from) in &one.0 {
+                g.0.entry(node.clone())
+                    .or_default()
+                    .extend(from.iter().cloned());
+            }
+        }
+        g
+    }
+
     /// `one` against all the others.
     pub fn isolate(one: &str, all: &[String]) -> Self {
         let rest: Vec<String> = all.iter().filter(|n| *n != one).cloned().collect();

@@ -10,9 +10,10 @@
 //! - [`clock`]: clock and link settings as data (a node's wall clock ahead or fast, a link's
 //!   shaping).
 //! - [`control`]: the `NodeControl` and `Topology` seams.
-//! - `targets`: what a fault hits at its start time (by its aim) and what it does to it (by
+//! - [`Resolved`] (`targets`): what a fault hits at its start time (by its aim) and what it does to it (by
 //!   its mechanism).
-//! - [`executor`]: runs a plan, records nemesis events, heals everything on every exit.
+//! - [`executor`]: runs a plan, records nemesis events, heals everything on every exit; strikes
+//!   and lifts one fault at a time for a replay ([`OneStep`]).
 //! - [`fake`]: in-memory control and topology for fast tests.
 //!
 //! ```no_run
@@ -45,9 +46,9 @@ mod targets;
 
 pub use clock::{ClockFaults, ClockSetting, LinkShaping};
 pub use control::{ControlError, InFlight, Moments, NodeControl, Signal, Topology};
-pub use executor::{Nemesis, NemesisError, Summary};
+pub use executor::{Nemesis, NemesisError, OneStep, Struck, Summary};
 pub use fault::{FaultKind, UnknownFault, ALL_FAULTS};
 pub use grudge::Grudge;
 pub use plan::{Generator, Plan, Step};
 pub use schedule::{Context, Schedule, ScheduleError};
-pub use targets::STARVED_CPUS;
+pub use targets::{Resolved, STARVED_CPUS};

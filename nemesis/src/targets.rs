@@ -28,9 +28,13 @@ fn shuffled(mut names: Vec<String>, pick: u64) -> Vec<String> {
     names
 }
 
-/// A fault resolved against the topology at its start time.
-pub(crate) enum Resolved {
+/// A fault resolved to its targets and its action: by the plan's steps against the topology at
+/// their start time, or by whoever strikes one fault at a time ([`crate::executor::OneStep`]).
+#[derive(Debug, Clone)]
+pub enum Resolved {
+    /// Every target gets the signal (a stop freezes, a kill kills).
     Signal(Signal, Vec<String>),
+    /// A two-way cut: each node drops what the grudge names, both ways.
     Partition(Grudge, Vec<String>),
     /// A grudge applied inbound only (one-way partitions).
     OneWay(Grudge, Vec<String>),

@@ -1,5 +1,6 @@
 //! The executor's heal of everything, on every exit: what a run must leave behind is nothing
-//! stopped, nothing cut, no clock moved, no work hung, nothing starved of CPU, nothing dead.
+//! stopped, nothing cut, no clock moved, no work hung, nothing starved of CPU, nothing dead
+//! (but what a stop left dead on purpose: [`super::OneStep::leave`]).
 
 use super::{Nemesis, NemesisError};
 use crate::clock::ClockSetting;
@@ -28,15 +29,19 @@ impl<C: NodeControl, T: Topology> Nemesis<'_, C, T> {
             }
             keep(r);
         }
-        let (paused, killed) = {
-            let st = self.state();
-            (st.paused.clone(), st.killed.clone())
+        let (paused, killed, left) = {
+            let mut st = self.state();
+            st.partitions.clear();
+            (st.paused.clone(), st.killed.clone(), st.left.clone())
         };
         let mut everyone: BTreeSet<String> = paused;
         everyone.extend(self.topology.workers());
         everyone.extend(self.topology.nodes());
         everyone.extend(self.topology.resource());
-        for t in everyone.iter().filter(|t| !killed.contains(*t)) {
+        for t in everyone
+            .iter()
+            .filter(|t| !killed.contains(*t) && !left.contains(*t))
+        {
             keep(
                 self.control
                     .signal(t, Signal::Cont)
