@@ -2,7 +2,9 @@
 //!
 //! 1. **plan**: the scenario as a `TestPlan` (built before anything starts: a scenario a plan
 //!    cannot express is rejected with exit 3 first);
-//! 2. **stage**: run directory, cluster, resource, one worker container per scenario worker;
+//! 2. **stage**: run directory, cluster, resource, one worker container per scenario worker (or,
+//!    for the memory provider, the in-process site: its service and one worker per scenario
+//!    worker in this process);
 //! 3. **steps**: each step applied and its expectation checked; an operation sent to a paused
 //!    worker stays open and completes (and is checked) after the worker's `resume`;
 //! 4. **heal + teardown**: everything paused resumed, every cut removed, containers removed (on
@@ -16,6 +18,7 @@ use super::stage;
 use super::steps::{self, Row, Stage, W};
 use crate::config::{validate, Provider, RawTest, TestPlan};
 use crate::run::container_site::ContainerSite;
+use crate::run::in_process::InProcessSite;
 use crate::run::progress::Progress;
 use crate::run::site::Site;
 use crate::run::{self, prepare};
@@ -54,11 +57,7 @@ impl Replayed {
 
 /// The test plan of `scenario` on `provider`: what the resource, the check and the workers see.
 pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan> {
-    let p = Provider::parse_lock(provider)?;
-    anyhow::ensure!(
-        p != Provider::Memory,
-        "replay runs against real providers; memory has no containers to pause"
-    );
+    Provider::parse_lock(provider)?;
     let raw = RawTest {
         name: Some(format!(
             "replay-{}-{}",
@@ -278,17 +277,32 @@ async fn record(
     dir: &RunDir,
     log: &prepare::HarnessLog,
 ) -> anyhow::Result<(Vec<Row>, Option<String>)> {
-    // One container per scenario worker, named after it (`worker-a` serves the owner `A`).
-    let names: Vec<(String, String)> = scenario
-        .workers
-        .iter()
-        .map(|w| (stage::container_of(w), w.clone()))
-        .collect();
     let mut progress = Progress::new(true, Duration::from_secs(1));
-    let site =
-        ContainerSite::deploy_named(plan, dir, log, &mut progress, Default::default(), &names)
-            .await?;
-    let outcome = stage_and_run(&site, scenario, plan, dir, log).await;
+    let site: Box<dyn Site> = if plan.in_process() {
+        // The memory provider's service and workers in this process, named as the scenario's.
+        Box::new(
+            InProcessSite::deploy_named(
+                plan,
+                dir,
+                log,
+                &mut progress,
+                Default::default(),
+                &scenario.workers,
+            )
+            .await?,
+        )
+    } else {
+        // One container per scenario worker, named after it (`worker-a` serves the owner `A`).
+        let names: Vec<(String, String)> = scenario
+            .workers
+            .iter()
+            .map(|w| (stage::container_of(w), w.clone()))
+            .collect();
+        let site =
+            ContainerSite::deploy_named(plan, dir, log, &mut progress, Default::default(), &names);
+        Box::new(site.await?)
+    };
+    let outcome = stage_and_run(site.as_ref(), scenario, plan, dir, log).await;
     let finished = site.finish().await;
     let rows = outcome?;
     finished?;
@@ -296,7 +310,7 @@ async fn record(
 }
 
 async fn stage_and_run(
-    site: &ContainerSite,
+    site: &dyn Site,
     scenario: &Scenario,
     plan: &TestPlan,
     dir: &RunDir,
@@ -304,11 +318,13 @@ async fn stage_and_run(
 ) -> anyhow::Result<(Vec<Row>, Option<String>)> {
     let history =
         Arc::new(HistoryWriter::create(&dir.history()).context("creating history.jsonl")?);
-    let rec = Recorder::new(history.clone(), site.clock);
+    let rec = Recorder::new(history.clone(), site.clock());
     let _watch = site.watch(&history);
     // What the lock service itself held, for the kinds judged against its record.
     let _observer = site.observe(&dir.service_log()).await?;
     let n = scenario.workers.len();
+    let faults = site.one_step(&history);
+    let targets = faults.workers();
     let mut workers = Vec::new();
     for (i, name) in scenario.workers.iter().enumerate() {
         let conn = site
@@ -319,13 +335,14 @@ async fn stage_and_run(
             .on_error(plan.app.on_error());
         workers.push(W::new(
             name.clone(),
-            stage::container_of(name),
+            targets[i].clone(),
             Actor::spawn(session, plan.lock.clone(), "k0".into()),
         ));
     }
     let acquire_timeout = plan.client_timing.acquire_timeout;
     let mut stage = Stage {
         site,
+        faults,
         rec,
         plan: plan.clone(),
         workers,
@@ -333,7 +350,7 @@ async fn stage_and_run(
         paused_nodes: Vec::new(),
         isolated: BTreeMap::new(),
         shaped: BTreeMap::new(),
-        starved: BTreeSet::new(),
+        starved: BTreeMap::new(),
         starved_nodes: Vec::new(),
         emptied: Vec::new(),
         cut_replication: None,

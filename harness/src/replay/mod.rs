@@ -5,17 +5,17 @@
 //! - [`stage`]: the worker containers, named after the scenario's workers.
 //! - [`actor`]: one worker's operations, recorded; open across a pause.
 //! - [`steps`]: each step applied, its row of the table filled and its expectation checked.
-//! - [`faults`]: the nemesis and wait steps, and the final heal.
+//! - [`faults`]: the nemesis and wait steps, and the final heal, struck and lifted through the
+//!   site's fault executor (`nemesis::OneStep`); `wait: lease-expired` asks the site's lock
+//!   service (`run::lease_expiry`).
 //! - [`worker_faults`]: a worker step's fault at a weak moment (in flight, slow replies, its
 //!   client's clock).
 //! - [`rows`]: the rows of the step table.
-//! - [`probe`]: `wait: lease-expired`, asked of the provider.
 //! - [`table`]: the step table and the evidence of each anomaly, as printed.
 
 pub mod actor;
 pub mod execute;
 pub mod faults;
-pub mod probe;
 pub mod rows;
 pub mod scenario;
 pub mod stage;

@@ -1,19 +1,20 @@
 //! The steps of a scenario applied to a running stage, one at a time, in order. Each step fills
 //! one [`Row`] of the step table. An operation sent to a paused worker is left open (its row
 //! says so) and is completed and checked when that worker is resumed, killed, or at the end.
-//! Faults the scenario applies are recorded as nemesis events (`start-pause-worker` /
-//! `stop-pause-worker` ...), so the checkers see them as they see a run's nemesis.
+//! Faults the scenario applies are struck and lifted through the site's fault executor
+//! (`nemesis::OneStep`), which records them as a run's nemesis does (`start-pause-worker` /
+//! `stop-pause-worker` ...), so the checkers see them as they see a run's.
 
 use super::actor::{Actor, Cmd, Done};
 pub use super::rows::{expect_text, Row};
 use super::scenario::{Action, Expect, Step};
 use crate::config::TestPlan;
-use crate::run::container_site::ContainerSite;
 use crate::run::prepare::HarnessLog;
-use nemesis::Signal;
+use crate::run::site::Site;
+use nemesis::{Grudge, OneStep, Resolved, Signal, Struck};
 use results::fault::FaultKind;
-use results::{EventFault, FaultPhase, NemesisEvent, OpType};
-use std::collections::{BTreeMap, BTreeSet};
+use results::{EventFault, OpType};
+use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::sync::oneshot;
 use workloads::driver::Recorder;
@@ -22,12 +23,13 @@ use workloads::driver::Recorder;
 #[derive(Debug)]
 pub struct W {
     pub name: String,
-    /// Short container name (`worker-a`): the control's target.
+    /// The control's target: its container's short name (`worker-a`), or its owner name on
+    /// the in-process site.
     pub target: String,
     pub(super) actor: Actor,
-    pub(super) paused: bool,
-    /// The fault that froze it (`pause-worker`, `pause-acquiring` ...): its stop names it too.
-    pub(super) paused_by: FaultKind,
+    /// The fault that froze it (`pause-worker`, `pause-acquiring` ...), which its `resume`
+    /// lifts.
+    pub(super) paused: Option<Struck>,
     pub(super) pending: Vec<(usize, Cmd, oneshot::Receiver<Done>)>,
     /// Token and lease of the worker's latest successful acquire.
     pub(super) token: Option<u64>,
@@ -40,8 +42,7 @@ impl W {
             name,
             target,
             actor,
-            paused: false,
-            paused_by: FaultKind::PauseWorker,
+            paused: None,
             pending: Vec::new(),
             token: None,
             lease: None,
@@ -49,42 +50,34 @@ impl W {
     }
 }
 
-/// A wall clock a step moved: the control's target, the fault, and whom the history names.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Moved {
-    pub clock: String,
-    pub fault: FaultKind,
-    pub named: String,
-}
-
-/// Everything the steps act on: the deployed site (its containers, cluster and control) and
-/// the scenario's workers.
+/// Everything the steps act on: the deployed site, its fault executor, and the scenario's
+/// workers. Each fault a step struck and no step lifted yet is kept where the step that lifts
+/// it finds it; the final heal lifts them all.
 pub struct Stage<'s> {
-    pub site: &'s ContainerSite,
+    pub site: &'s dyn Site,
+    pub faults: Box<dyn OneStep + 's>,
     pub rec: Recorder,
     pub plan: TestPlan,
     pub workers: Vec<W>,
     /// How long a non-paused worker may take to answer one operation.
     pub op_wait: Duration,
     /// Lock-service nodes paused by `nemesis: pause` (short names), in order.
-    pub paused_nodes: Vec<String>,
-    /// Indices of isolated workers, with the fault that cut each off (`isolate-worker`,
-    /// `isolate-releasing`): its stop names it too.
-    pub isolated: BTreeMap<usize, FaultKind>,
-    /// Indices of workers whose links a step shaped (`slow-reply`, a `cut-*-reply`), with
-    /// that fault: its stop names it.
-    pub shaped: BTreeMap<usize, FaultKind>,
-    /// Indices of workers whose CPU `starve` limited.
-    pub starved: BTreeSet<usize>,
+    pub paused_nodes: Vec<(String, Struck)>,
+    /// Isolated workers, by index (`isolate-worker`, `isolate-releasing`).
+    pub isolated: BTreeMap<usize, Struck>,
+    /// Workers whose links a step shaped (`slow-reply`, a `cut-*-reply`), by index.
+    pub shaped: BTreeMap<usize, Struck>,
+    /// Workers whose CPU `starve` limited, by index.
+    pub starved: BTreeMap<usize, Struck>,
     /// Lock-service nodes whose CPU `nemesis: starve` limited (short names).
-    pub starved_nodes: Vec<String>,
-    /// Lock-service nodes `nemesis: restart-empty` killed and emptied, not started yet, with
-    /// the fault that names each (`restart-empty-node` / `restart-empty-leader`).
-    pub emptied: Vec<(String, FaultKind)>,
-    /// The master cut from its replicas, and its replicas.
-    pub cut_replication: Option<(String, Vec<String>)>,
-    /// Clocks a step moved: a node's (`clock-jump`) or a worker's lock client's.
-    pub clocked: Vec<Moved>,
+    pub starved_nodes: Vec<(String, Struck)>,
+    /// Lock-service nodes `nemesis: restart-empty` killed and emptied, not started yet.
+    pub emptied: Vec<(String, Struck)>,
+    /// The master cut from its replicas.
+    pub cut_replication: Option<(String, Struck)>,
+    /// Clocks a step moved, by the control's target: a node's (`clock-jump`) or a worker's
+    /// lock client's.
+    pub clocked: Vec<(String, Struck)>,
     pub log: HarnessLog,
 }
 
@@ -130,16 +123,41 @@ impl Stage<'_> {
             .ok_or_else(|| format!("no worker {name}"))
     }
 
-    /// Records a `start-<fault>` / `stop-<fault>` nemesis event naming its one target.
-    pub(super) fn nemesis(&self, phase: FaultPhase, fault: impl Into<EventFault>, target: &str) {
-        self.record(&NemesisEvent::new(phase, fault, vec![target.to_string()]));
+    /// Strikes `fault` now through the site's executor, its start line naming `named` (a
+    /// scenario's worker by its owner name, a node by its own) and carrying `extra` after the
+    /// action's own fields.
+    pub(super) async fn strike(
+        &self,
+        fault: impl Into<EventFault>,
+        resolved: Resolved,
+        named: &str,
+        extra: Vec<(&'static str, serde_json::Value)>,
+    ) -> Result<Struck, String> {
+        self.faults
+            .strike(fault.into(), resolved, Some(vec![named.to_string()]), extra)
+            .await
+            .map_err(|e| e.to_string())
     }
 
-    /// Records a nemesis event now.
-    pub(super) fn record(&self, e: &NemesisEvent) {
-        if let Err(e) = self.rec.record(e.event(self.rec.clock.now())) {
-            self.log.line(&format!("cannot record nemesis event: {e}"));
-        }
+    /// Undoes what `struck` did and records its stop.
+    pub(super) async fn lift(&self, struck: Struck) -> Result<(), String> {
+        self.faults.lift(struck).await.map_err(|e| e.to_string())
+    }
+
+    /// Worker `w` cut from every lock-service node, as `fault`.
+    pub(super) async fn isolate(
+        &mut self,
+        w: usize,
+        fault: FaultKind,
+        extra: Vec<(&'static str, serde_json::Value)>,
+    ) -> Result<(), String> {
+        let target = self.workers[w].target.clone();
+        let grudge = Grudge::cut(std::slice::from_ref(&target), &self.faults.nodes());
+        let owner = self.workers[w].name.clone();
+        let resolved = Resolved::Partition(grudge, vec![target]);
+        let struck = self.strike(fault, resolved, &owner, extra).await?;
+        self.isolated.insert(w, struck);
+        Ok(())
     }
 
     async fn apply(&mut self, step: &Step, i: usize, rows: &mut [Row]) -> Result<(), String> {
@@ -183,12 +201,13 @@ impl Stage<'_> {
                 }
                 if let Some(cmd) = cmd {
                     // A begun operation of this worker's answers first: its rows stay in order.
-                    if !self.workers[w].paused {
+                    let paused = self.workers[w].paused.is_some();
+                    if !paused {
                         self.finish_pending(w, rows, self.op_wait).await;
                     }
                     let rx = self.workers[w].actor.send(cmd.clone());
-                    if self.workers[w].paused || matches!(action, Action::Begin(_)) {
-                        rows[i].result = if self.workers[w].paused {
+                    if paused || matches!(action, Action::Begin(_)) {
+                        rows[i].result = if paused {
                             "sent; open while paused".into()
                         } else {
                             "sent; open while the scenario goes on".into()
@@ -212,34 +231,33 @@ impl Stage<'_> {
                 let owner = self.workers[w].name.clone();
                 match action {
                     Action::Pause => {
-                        self.signal(&target, Signal::Stop).await?;
-                        self.workers[w].paused = true;
-                        self.nemesis(FaultPhase::Start, FaultKind::PauseWorker, &owner);
+                        let stop = Resolved::Signal(Signal::Stop, vec![target]);
+                        let struck = self
+                            .strike(FaultKind::PauseWorker, stop, &owner, vec![])
+                            .await?;
+                        self.workers[w].paused = Some(struck);
                         rows[i].result = "paused (SIGSTOP)".into();
                     }
                     Action::Resume => {
-                        self.signal(&target, Signal::Cont).await?;
-                        self.workers[w].paused = false;
-                        let fault = std::mem::replace(
-                            &mut self.workers[w].paused_by,
-                            FaultKind::PauseWorker,
-                        );
-                        self.nemesis(FaultPhase::Stop, fault, &owner);
+                        let struck = self.workers[w]
+                            .paused
+                            .take()
+                            .ok_or_else(|| format!("{owner} is not paused"))?;
+                        self.lift(struck).await?;
                         rows[i].result = "resumed (SIGCONT)".into();
                         self.finish_pending(w, rows, self.op_wait).await;
                     }
                     Action::Kill => {
-                        self.nemesis(FaultPhase::Start, FaultKind::KillWorker, &owner);
-                        self.signal(&target, Signal::Kill).await?;
-                        self.workers[w].paused = false;
-                        self.nemesis(FaultPhase::Stop, FaultKind::KillWorker, &owner);
+                        // A paused worker's pause ends where its process does.
+                        if let Some(paused) = self.workers[w].paused.take() {
+                            self.faults.leave(paused).map_err(|e| e.to_string())?;
+                        }
+                        self.kill(w, FaultKind::KillWorker, vec![]).await?;
                         rows[i].result = "killed (SIGKILL)".into();
                         self.finish_pending(w, rows, Duration::from_secs(10)).await;
                     }
                     Action::Isolate => {
-                        self.isolated.insert(w, FaultKind::IsolateWorker);
-                        self.repartition().await?;
-                        self.nemesis(FaultPhase::Start, FaultKind::IsolateWorker, &owner);
+                        self.isolate(w, FaultKind::IsolateWorker, vec![]).await?;
                         rows[i].result = "cut from the lock service".into();
                     }
                     Action::Heal => rows[i].result = self.heal_worker(w).await?,

@@ -1,22 +1,26 @@
-//! The faults a worker step applies at a lock protocol's weak moments, recorded as
-//! the run's nemesis records them (the fault's own name, the worker as the target): an
-//! operation sent and the worker struck `after` a delay while it is in flight
-//! (`pause-acquiring`, `kill-acquiring`, `pause-waiter`, `pause-releasing`,
+//! The faults a worker step applies at a lock protocol's weak moments, struck through the site's
+//! fault executor and recorded as the run's nemesis records them (the fault's own name, the
+//! worker as the target): an operation sent and the worker struck `after` a delay while it is in
+//! flight (`pause-acquiring`, `kill-acquiring`, `pause-waiter`, `pause-releasing`,
 //! `isolate-releasing`, `cut-acquire-reply`, `cut-release-reply`), the lock service's replies to
 //! it held back (`slow-reply`) or the next one cut (`cut-renew-reply`), its CPU starved
 //! (`starve`), and its lock client's wall clock moved (`client-clock-jump`,
-//! `client-clock-skew`). Each is healed by the worker's `resume` / `heal`, `nemesis:
+//! `client-clock-skew`). Each is lifted by the worker's `resume` / `heal`, `nemesis:
 //! clock-real`, or the final heal.
 
 use super::actor::Cmd;
 use super::rows::Row;
 use super::scenario::ClientClock;
-use super::steps::{Moved, Stage};
+use super::steps::Stage;
 use crate::config::Dur;
-use nemesis::{LinkShaping, NodeControl, Signal};
-use results::fault::{Family, FaultKind, Mechanism, Shaping};
-use results::{FaultPhase, NemesisEvent};
+use nemesis::{LinkShaping, Resolved, Signal};
+use results::fault::{Family, FaultKind};
 use std::time::Duration;
+
+/// The start line's field for a fault struck `after` its operation was sent.
+fn delay(after: Dur) -> (&'static str, serde_json::Value) {
+    ("delay_ms", (after.get().as_millis() as u64).into())
+}
 
 impl Stage<'_> {
     /// Sends `cmd` and strikes worker `w` with `fault` `after` later: its reply, if it had not
@@ -45,14 +49,10 @@ impl Stage<'_> {
         let owner = self.workers[w].name.clone();
         let rx = self.workers[w].actor.send(cmd.clone());
         tokio::time::sleep(after.get()).await;
-        let event = NemesisEvent::start(fault, vec![owner.clone()])
-            .with("delay_ms", after.get().as_millis() as u64);
         self.workers[w].pending.push((i, cmd, rx));
         match fault {
             FaultKind::KillAcquiring => {
-                self.record(&event);
-                self.signal(&target, Signal::Kill).await?;
-                self.record(&event.stopped());
+                self.kill(w, fault, vec![delay(after)]).await?;
                 rows[i].result = format!("sent; killed {after} after");
                 self.finish_pending(w, rows, Duration::from_secs(10)).await;
             }
@@ -63,37 +63,47 @@ impl Stage<'_> {
                 self.finish_pending(w, rows, self.op_wait).await;
             }
             FaultKind::IsolateReleasing => {
-                self.isolated.insert(w, fault);
-                self.repartition().await?;
-                self.record(&event);
+                self.isolate(w, fault, vec![delay(after)]).await?;
                 rows[i].result = format!("sent; cut off {after} after, open until it answers");
             }
             _ => {
-                self.signal(&target, Signal::Stop).await?;
-                self.workers[w].paused = true;
-                self.workers[w].paused_by = fault;
-                self.record(&event);
+                let stop = Resolved::Signal(Signal::Stop, vec![target]);
+                let struck = self.strike(fault, stop, &owner, vec![delay(after)]).await?;
+                self.workers[w].paused = Some(struck);
                 rows[i].result = format!("sent; paused {after} after, open while paused");
             }
         }
         Ok(())
     }
 
-    /// `heal`: the worker's cut removed and its replies no longer held back.
+    /// Worker `w` killed as `fault`, its stop recorded at once: it stays dead, and no heal
+    /// starts it again.
+    pub(super) async fn kill(
+        &mut self,
+        w: usize,
+        fault: FaultKind,
+        extra: Vec<(&'static str, serde_json::Value)>,
+    ) -> Result<(), String> {
+        let target = self.workers[w].target.clone();
+        let owner = self.workers[w].name.clone();
+        let kill = Resolved::Signal(Signal::Kill, vec![target]);
+        let struck = self.strike(fault, kill, &owner, extra).await?;
+        self.faults.leave(struck).map_err(|e| e.to_string())
+    }
+
+    /// `heal`: the worker's cut removed, its replies no longer held back, its CPU its own.
     pub(super) async fn heal_worker(&mut self, w: usize) -> Result<String, String> {
         let mut healed = Vec::new();
-        if let Some(fault) = self.isolated.remove(&w) {
-            self.repartition().await?;
-            let owner = self.workers[w].name.clone();
-            self.nemesis(FaultPhase::Stop, fault, &owner);
+        if let Some(struck) = self.isolated.remove(&w) {
+            self.lift(struck).await?;
             healed.push("reconnected");
         }
-        if let Some(fault) = self.shaped.remove(&w) {
-            self.unshape(w, fault).await?;
+        if let Some(struck) = self.shaped.remove(&w) {
+            self.lift(struck).await?;
             healed.push("its links as they were");
         }
-        if self.starved.remove(&w) {
-            self.unstarve(w).await?;
+        if let Some(struck) = self.starved.remove(&w) {
+            self.lift(struck).await?;
             healed.push("its CPU no longer limited");
         }
         Ok(if healed.is_empty() {
@@ -127,7 +137,8 @@ impl Stage<'_> {
 
     /// A `cut-*-reply`: the next reply the lock service sends worker `w` is dropped and its
     /// connection closed, the request having landed; armed `after` its operation was sent, if
-    /// one was. Spent once; the shaping stays until the worker's `heal`.
+    /// one was. Spent once; the shaping stays until the worker's `heal`, whose stop line says
+    /// whether a reply spent it.
     pub(super) async fn cut_reply(
         &mut self,
         w: usize,
@@ -138,7 +149,8 @@ impl Stage<'_> {
     }
 
     /// Worker `w`'s links shaped by `fault`, recorded with the shaping (and the delay after its
-    /// operation was sent, if it struck one in flight) until its `heal`.
+    /// operation was sent, if it struck one in flight) until its `heal`. A shaping already on
+    /// its links ends here, replaced.
     async fn shape(
         &mut self,
         w: usize,
@@ -146,40 +158,16 @@ impl Stage<'_> {
         shaping: LinkShaping,
         after: Option<Dur>,
     ) -> Result<(), String> {
-        let target = self.workers[w].target.clone();
-        self.site
-            .control
-            .shape_links(&target, Some(shaping))
-            .await
-            .map_err(|e| e.to_string())?;
-        self.shaped.insert(w, fault);
-        let owner = self.workers[w].name.clone();
-        let value = serde_json::to_value(shaping).unwrap_or_default();
-        let mut event = NemesisEvent::start(fault, vec![owner]).with("links", value);
-        if let Some(after) = after {
-            event = event.with("delay_ms", after.get().as_millis() as u64);
+        if let Some(earlier) = self.shaped.remove(&w) {
+            self.faults.leave(earlier).map_err(|e| e.to_string())?;
         }
-        self.record(&event);
-        Ok(())
-    }
-
-    /// Worker `w`'s links as they were, recorded as the stop of the `fault` that shaped them;
-    /// a cut no reply spent says so on its stop line, as in a run.
-    pub(super) async fn unshape(&self, w: usize, fault: FaultKind) -> Result<(), String> {
         let target = self.workers[w].target.clone();
-        let unspent = fault.mechanism() == Mechanism::Link(Shaping::CutReply)
-            && self.site.control.cut_spent(&target).await.ok().flatten() == Some(false);
-        self.site
-            .control
-            .shape_links(&target, None)
-            .await
-            .map_err(|e| e.to_string())?;
         let owner = self.workers[w].name.clone();
-        let mut stop = NemesisEvent::new(FaultPhase::Stop, fault, vec![owner]);
-        if unspent {
-            stop = stop.with_error(results::fault::CUT_UNSPENT);
-        }
-        self.record(&stop);
+        let links = Resolved::Links(shaping, vec![target]);
+        let struck = self
+            .strike(fault, links, &owner, after.into_iter().map(delay).collect())
+            .await?;
+        self.shaped.insert(w, struck);
         Ok(())
     }
 
@@ -187,34 +175,16 @@ impl Stage<'_> {
     /// `starve-worker` (recorded with its quota), until its `heal`.
     pub(super) async fn starve(&mut self, w: usize) -> Result<String, String> {
         let target = self.workers[w].target.clone();
-        self.site
-            .control
-            .throttle(&target, Some(nemesis::STARVED_CPUS))
-            .await
-            .map_err(|e| e.to_string())?;
-        self.starved.insert(w);
         let owner = self.workers[w].name.clone();
-        self.record(
-            &NemesisEvent::start(FaultKind::StarveWorker, vec![owner])
-                .with("cpus", nemesis::STARVED_CPUS),
-        );
+        let starve = Resolved::Starve(nemesis::STARVED_CPUS, vec![target]);
+        let struck = self
+            .strike(FaultKind::StarveWorker, starve, &owner, vec![])
+            .await?;
+        self.starved.insert(w, struck);
         Ok(format!(
             "its CPU cut to {:.0}% of one CPU",
             nemesis::STARVED_CPUS * 100.0
         ))
-    }
-
-    /// Worker `w`'s CPU no longer limited, recorded as the starve's stop.
-    pub(super) async fn unstarve(&self, w: usize) -> Result<(), String> {
-        let target = self.workers[w].target.clone();
-        self.site
-            .control
-            .throttle(&target, None)
-            .await
-            .map_err(|e| e.to_string())?;
-        let owner = self.workers[w].name.clone();
-        self.nemesis(FaultPhase::Stop, FaultKind::StarveWorker, &owner);
-        Ok(())
     }
 
     /// `client-clock-jump` / `client-clock-skew`: the wall clock worker `w`'s lock client reads
@@ -227,27 +197,31 @@ impl Stage<'_> {
         let target = self.workers[w].target.clone();
         let owner = self.workers[w].name.clone();
         let setting = how.setting();
-        self.site
-            .control
-            .set_clock(&target, setting)
-            .await
-            .map_err(|e| e.to_string())?;
-        // A clock moved again: the earlier move ends here, as its own stop line.
-        if let Some(at) = self.clocked.iter().position(|m| m.clock == target) {
-            let earlier = self.clocked.remove(at);
-            self.nemesis(FaultPhase::Stop, earlier.fault, &earlier.named);
-        }
-        self.clocked.push(Moved {
-            clock: target,
-            fault: how.fault(),
-            named: owner.clone(),
-        });
-        let value = serde_json::to_value(setting).unwrap_or_default();
-        self.record(&NemesisEvent::start(how.fault(), vec![owner]).with("clock", value));
+        self.move_clock(&target, how.fault(), setting, &owner)
+            .await?;
         Ok(match setting {
             nemesis::ClockSetting::Ahead { secs } => format!("its wall clock {secs:+.3} s off"),
             nemesis::ClockSetting::Fast { factor } => format!("its wall clock at {factor}x"),
             nemesis::ClockSetting::Real => "its wall clock real".into(),
         })
+    }
+
+    /// `clock`'s wall clock set as `fault`, named `named` on its start line; a move of that
+    /// clock still standing ends here, as its own stop line.
+    pub(super) async fn move_clock(
+        &mut self,
+        clock: &str,
+        fault: FaultKind,
+        setting: nemesis::ClockSetting,
+        named: &str,
+    ) -> Result<(), String> {
+        if let Some(at) = self.clocked.iter().position(|(c, _)| c == clock) {
+            let (_, earlier) = self.clocked.remove(at);
+            self.faults.leave(earlier).map_err(|e| e.to_string())?;
+        }
+        let moved = Resolved::Clock(setting, vec![clock.to_string()]);
+        let struck = self.strike(fault, moved, named, vec![]).await?;
+        self.clocked.push((clock.to_string(), struck));
+        Ok(())
     }
 }

@@ -16,7 +16,7 @@ use anyhow::Context;
 use containers::control::topology::{targets, targets_of, ClusterRestart, RunTopology};
 use containers::control::unplanned::{self, Unplanned};
 use containers::control::DockerControl;
-use containers::docker::{DockerError, RunEnv};
+use containers::docker::{DockerError, Role, RunEnv};
 use futures::future::BoxFuture;
 use nemesis::{Nemesis, Plan};
 use results::jsonl::HistoryWriter;
@@ -401,6 +401,45 @@ impl Site for ContainerSite {
                 .ending_at(self.time_limit)
                 .with_clock_faults(self.clock_faults);
             Ok(nemesis.run(plan, cancel).await?)
+        })
+    }
+
+    fn one_step<'a>(&'a self, history: &'a HistoryWriter) -> Box<dyn nemesis::OneStep + 'a> {
+        Box::new(
+            Nemesis::new(&self.control, &self.topology, history, self.clock)
+                .with_clock_faults(self.clock_faults),
+        )
+    }
+
+    fn data_nodes(&self) -> Vec<String> {
+        let cluster = self
+            .deployment
+            .cluster
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        cluster
+            .nodes
+            .iter()
+            .filter(|n| matches!(n.role, Role::Master | Role::Replica))
+            .map(|n| containers::control::topology::short_name(&self.env, &n.name))
+            .collect()
+    }
+
+    fn lease_expired<'a>(
+        &'a self,
+        lock: &'a str,
+        lease: &'a str,
+        limit: Duration,
+    ) -> BoxFuture<'a, Result<Duration, String>> {
+        Box::pin(async move {
+            let cluster = self
+                .deployment
+                .cluster
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            super::lease_expiry::wait_expired(&cluster, lock, lease, limit).await
         })
     }
 

@@ -37,6 +37,8 @@ use workloads::worker::WorkerLaunch;
 /// A run whose lock service, workers and resource are in this process.
 pub struct InProcessSite {
     clock: RunClock,
+    /// The lock service, asked whether a lease is over.
+    service: MemoryLockService,
     control: InProcessControl,
     topology: InProcessTopology,
     time_limit: Duration,
@@ -53,6 +55,22 @@ impl InProcessSite {
         progress: &mut Progress,
         moments: Arc<Mutex<nemesis::Moments>>,
     ) -> anyhow::Result<InProcessSite> {
+        let owners: Vec<String> = (0..plan.workers as usize)
+            .map(super::deploy::worker_name)
+            .collect();
+        Self::deploy_named(plan, dir, log, progress, moments, &owners).await
+    }
+
+    /// [`InProcessSite::deploy`] with one worker per owner name, which faults target too (a
+    /// replay names its workers after the scenario's).
+    pub async fn deploy_named(
+        plan: &TestPlan,
+        dir: &RunDir,
+        log: &HarnessLog,
+        progress: &mut Progress,
+        moments: Arc<Mutex<nemesis::Moments>>,
+        owners: &[String],
+    ) -> anyhow::Result<InProcessSite> {
         progress.phase("workers");
         let clock = RunClock::start();
         let mode = if plan.resource == ResourceKind::None {
@@ -60,16 +78,18 @@ impl InProcessSite {
         } else {
             MemoryMode::Strict
         };
+        let service = MemoryLockService::new(MemoryKnobs::planting(&plan.memory_bugs));
         let shared = Arc::new(Shared {
-            service: MemoryLockService::new(MemoryKnobs::planting(&plan.memory_bugs)),
+            service: service.clone(),
             // Each decision reaches resource.jsonl as it is made, as the resource server's does.
             resource: MemoryResource::new(mode, clock).logging_to(
                 JsonlWriter::create(&dir.resource_log()).context("creating resource.jsonl")?,
             ),
             counter: Arc::new(Plain::new("memory", Arc::new(MemoryCounter::default()))),
         });
-        let launches: Vec<WorkerLaunch> = (0..plan.workers as usize)
-            .map(|i| super::launch::worker_launch(plan, &super::deploy::worker_name(i)))
+        let launches: Vec<WorkerLaunch> = owners
+            .iter()
+            .map(|owner| super::launch::worker_launch(plan, owner))
             .collect();
         let workers = Arc::new(
             Workers::start_all(launches, shared)
@@ -79,6 +99,7 @@ impl InProcessSite {
         log.line(&format!("{} in-process workers", workers.len()));
         Ok(InProcessSite {
             clock,
+            service,
             topology: InProcessTopology {
                 workers: workers.names(),
                 moments,
@@ -145,6 +166,33 @@ impl Site for InProcessSite {
             let nemesis = Nemesis::new(&control, &self.topology, history, self.clock)
                 .ending_at(self.time_limit);
             Ok(nemesis.run(plan, cancel).await?)
+        })
+    }
+
+    fn one_step<'a>(&'a self, history: &'a HistoryWriter) -> Box<dyn nemesis::OneStep + 'a> {
+        Box::new(Nemesis::new(
+            &self.control,
+            &self.topology,
+            history,
+            self.clock,
+        ))
+    }
+
+    fn lease_expired<'a>(
+        &'a self,
+        lock: &'a str,
+        lease: &'a str,
+        limit: Duration,
+    ) -> BoxFuture<'a, Result<Duration, String>> {
+        Box::pin(async move {
+            let start = tokio::time::Instant::now();
+            while self.service.holds(lock, lease) {
+                if start.elapsed() > limit {
+                    return Err(format!("{lease} still holds {lock} after {limit:?}"));
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Ok(start.elapsed())
         })
     }
 

@@ -1,4 +1,4 @@
-//! `wait: lease-expired A` asks the provider, from the host through the 127.0.0.1 ports, whether
+//! A replay's `wait: lease-expired A` asks the provider, from the host through the 127.0.0.1 ports, whether
 //! A's acquisition is still alive, and polls until it is not (a blind sleep would hide a provider
 //! that keeps a lease longer than its ttl, which is itself a finding):
 //! - etcd: the lease's TimeToLive (the `lease` of A's acquire is the lease id in hex, or ends in

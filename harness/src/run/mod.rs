@@ -26,6 +26,7 @@ pub mod deploy;
 pub mod driven;
 pub mod in_process;
 pub mod launch;
+pub mod lease_expiry;
 pub mod links;
 pub mod live;
 pub mod observe;

@@ -44,6 +44,28 @@ pub trait Site: Send + Sync {
         cancel: BoxFuture<'a, ()>,
     ) -> BoxFuture<'a, anyhow::Result<nemesis::Summary>>;
 
+    /// The fault executor over this site's control, one fault at a time (a replay's steps),
+    /// recording to `history`: the same actions, tracking and heal as [`Site::faults`].
+    fn one_step<'a>(&'a self, history: &'a HistoryWriter) -> Box<dyn nemesis::OneStep + 'a>;
+
+    /// The lock service's nodes that replicate its data (a master and its replicas; not the
+    /// sentinels), by the names faults use; none where the service has no nodes.
+    fn data_nodes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Waits, at most `limit`, until the lock service itself says the acquisition `lease` of
+    /// `lock` is over, and returns how long that took; an error where it cannot be asked.
+    fn lease_expired<'a>(
+        &'a self,
+        lock: &'a str,
+        lease: &'a str,
+        limit: std::time::Duration,
+    ) -> BoxFuture<'a, Result<std::time::Duration, String>> {
+        let _ = (lock, lease, limit);
+        Box::pin(async { Err("this site cannot ask its lock service about a lease".into()) })
+    }
+
     /// Starts watching the run for what nobody planned (nodes that die) until the returned
     /// guard is dropped; the deaths go to `history`.
     fn watch(&self, history: &Arc<HistoryWriter>) -> Box<dyn Send>;

@@ -99,6 +99,15 @@ impl MemoryLockService {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Whether the grant `lease` of `lock` still holds it now, as the service sees it.
+    pub fn holds(&self, lock: &str, lease: &str) -> bool {
+        let now = Instant::now();
+        self.state()
+            .holders
+            .get(lock)
+            .is_some_and(|h| h.lease == lease && h.expires > now)
+    }
+
     fn effective_ttl(&self, ttl: Duration) -> Duration {
         match self.knobs.expires_early {
             Some(f) => ttl.mul_f64(f.clamp(0.0, 1.0)),
