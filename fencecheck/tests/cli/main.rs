@@ -1,4 +1,4 @@
-//! The command line: `check` of stored runs, and the errors a user meets (exit 3, naming the file, flag or engine). One test binary per area: they link once.
+//! The command line: `check` of stored runs, replay and reproduce on the in-process site, and the errors a user meets (exit 3, naming the file, flag or engine). One test binary per area: they link once.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -6,4 +6,5 @@ mod support;
 mod check;
 mod docs;
 mod errors;
+mod replay_memory;
 mod reproduce;

@@ -1,7 +1,7 @@
 //! What `reproduce` and `shrink` refuse, with exit 3 and a message naming the directory, the
 //! flag or the reason: a directory that is not a run (none, or without its verdict), an
 //! anomaly number out of range, and anomalies a replay cannot express (a counter's lost update,
-//! a retried write's duplicate effect, a bug planted in the memory provider). No Docker needed:
+//! a retried write's duplicate effect). No Docker needed:
 //! each refusal comes before anything starts.
 
 use std::path::{Path, PathBuf};
@@ -98,20 +98,7 @@ fn anomalies_a_replay_cannot_express_are_refused_with_the_reason() {
     let retried = run_dir("dup", "provider: etcd\n", "duplicate-effect");
     let out = fencecheck(&["reproduce", s(&retried)]);
     assert_exit_3(&out, &["duplicate-effect", "fresh op_id"]);
-    let planted = run_dir(
-        "memory",
-        "provider: memory\nmemory_bugs: [tokens-not-monotonic]\n",
-        "duplicate-token",
-    );
-    let out = fencecheck(&["reproduce", s(&planted)]);
-    assert_exit_3(
-        &out,
-        &[
-            "in-process memory provider (memory_bugs: tokens-not-monotonic)",
-            "real provider",
-        ],
-    );
-    for d in [counter, retried, planted] {
+    for d in [counter, retried] {
         let _ = std::fs::remove_dir_all(d);
     }
 }

@@ -80,6 +80,7 @@ pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan>
         session_timeout: scenario.session_timeout,
         op_timeout: scenario.op_timeout,
         app: scenario.app.clone(),
+        memory_bugs: (!scenario.memory_bugs.is_empty()).then(|| scenario.memory_bugs.clone()),
         // An acquire against a held lock must fail certainly and soon (`expect: lock-held`).
         acquire_timeout: Some(scenario.acquire_timeout.unwrap_or(scenario.ttl)),
         ..RawTest::default()

@@ -11,6 +11,7 @@
 //! workers: [A, B]
 //! # optional: the lock client's settings, as in a test file (acquire_timeout, recovery_slack,
 //! # renewal, renew_interval, session_timeout, op_timeout, client_options, app, cut_reply_to;
+//! # on the memory provider, memory_bugs;
 //! # with a client,
 //! # `with: [redis==5.0.8]` pins its library's dependencies)
 //! steps:
@@ -370,6 +371,9 @@ pub struct Scenario {
     /// The command whose next reply a `cut-*-reply` step strikes (`cut_reply_to:` as in a test
     /// file), rather than whatever reply comes next.
     pub cut_reply_to: Option<String>,
+    /// Bugs planted in the memory provider (`memory_bugs:` as in a test file), for a scenario
+    /// replayed on the in-process site.
+    pub memory_bugs: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -399,6 +403,8 @@ struct RawScenario {
     op_timeout: Option<Dur>,
     app: Option<String>,
     cut_reply_to: Option<String>,
+    #[serde(default)]
+    memory_bugs: Vec<String>,
 }
 
 fn default_resource() -> String {
@@ -606,6 +612,7 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
         op_timeout: raw.op_timeout,
         app: raw.app,
         cut_reply_to: raw.cut_reply_to,
+        memory_bugs: raw.memory_bugs,
     })
 }
 

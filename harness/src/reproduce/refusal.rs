@@ -99,21 +99,6 @@ pub fn check(stored: &Stored, anomaly: &Anomaly) -> Result<(), Refusal> {
              its {kind} cannot be replayed as steps"
         )));
     }
-    if test.provider.as_deref() == Some("memory") {
-        let bugs = test.memory_bugs.clone().unwrap_or_default();
-        let planted = if bugs.is_empty() {
-            "no bug planted".to_string()
-        } else {
-            format!("memory_bugs: {}", bugs.join(", "))
-        };
-        return Err(Refusal::new(format!(
-            "the run's lock service is the in-process memory provider ({planted}): its {kind} \
-             comes from a fake made to have that bug, and a replay runs against a real provider \
-             in containers, which does not. The regression test of a planted bug is the memory \
-             run itself: fencecheck run --config {}",
-            stored.dir.join(results::layout::TEST_YAML).display()
-        )));
-    }
     if let (Some(client), Some(provider)) = (&test.client, &test.provider) {
         let name = client.split('@').next().unwrap_or_default();
         let own = crate::config::clients::shipped_adapter(name).map(|a| a.provider);

@@ -113,6 +113,10 @@ pub fn render(
     if let Some(c) = &t.cut_reply_to {
         let _ = writeln!(out, "cut_reply_to: {c}");
     }
+    // A memory run's planted bugs, planted again in the in-process replay.
+    if let Some(bugs) = t.memory_bugs.as_ref().filter(|b| !b.is_empty()) {
+        let _ = writeln!(out, "memory_bugs: [{}]", bugs.join(", "));
+    }
     // The actors live as the run's workers did: asking their library before each write,
     // keeping their client after its errors.
     if let Some(app) = t.app.as_deref().filter(|a| *a != "short") {
