@@ -193,3 +193,23 @@ nemesis_timeline:
         .iter()
         .any(|(f, t, _)| f == "start-pause-worker" && t == &["A".to_string()]));
 }
+
+#[test]
+fn a_step_the_in_process_site_cannot_take_is_refused_naming_its_line() {
+    let r = root("refused");
+    let text = "name: mem-isolate
+provider: memory
+workers: [A, B]
+steps:
+  - A: acquire
+  - A: isolate
+";
+    let out = replay(&r, text);
+    let said = explain(&out);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(
+        said.contains("line 6: isolate-worker cannot act on memory"),
+        "{said}"
+    );
+    assert!(!r.join("runs").exists(), "a run directory was made: {said}");
+}

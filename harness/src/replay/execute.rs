@@ -151,13 +151,13 @@ pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan>
         let Step::Control { control, line, .. } = s else {
             continue;
         };
-        let fault = match control {
-            Control::RestartEmpty(n) if n == "master" || n == "leader" => {
-                FaultKind::RestartEmptyLeader
-            }
-            Control::RestartEmpty(_) => FaultKind::RestartEmptyNode,
-            Control::StarveNode(_) => FaultKind::StarveNode,
-            _ => continue,
+        let Some(fault) = control.fault().filter(|f| {
+            matches!(
+                f,
+                FaultKind::RestartEmptyLeader | FaultKind::RestartEmptyNode | FaultKind::StarveNode
+            )
+        }) else {
+            continue;
         };
         if let Some(why) = fault.unsupported_because(&caps) {
             anyhow::bail!(
@@ -166,6 +166,23 @@ pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan>
             );
         }
         plan.empties_data |= matches!(control, Control::RestartEmpty(_));
+    }
+    // On the in-process site every step's fault is held to the memory provider's table row.
+    if plan.in_process() {
+        for s in &scenario.steps {
+            let (fault, line) = match s {
+                Step::Worker { action, line, .. } => (action.fault(), line),
+                Step::Control { control, line, .. } => (control.fault(), line),
+            };
+            if let Some(why) = fault.and_then(|f| f.unsupported_because(&caps).map(|w| (f, w))) {
+                anyhow::bail!(
+                    "scenario {}, line {line}: {} cannot act on {provider}: {}",
+                    scenario.name,
+                    why.0,
+                    why.1
+                );
+            }
+        }
     }
     Ok(plan)
 }

@@ -41,6 +41,7 @@
 
 use crate::config::Dur;
 use containers::image::pin::Pin;
+use results::fault::FaultKind;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 use std::collections::BTreeMap;
@@ -108,6 +109,32 @@ impl Action {
             other => other,
         }
     }
+
+    /// The run's fault this step strikes, if it strikes one.
+    pub fn fault(&self) -> Option<FaultKind> {
+        Some(match self {
+            Action::Acquire
+            | Action::Write(_)
+            | Action::Release
+            | Action::Resume
+            | Action::Heal => return None,
+            Action::Begin(inner) => return inner.fault(),
+            Action::Pause => FaultKind::PauseWorker,
+            Action::Kill => FaultKind::KillWorker,
+            Action::Isolate => FaultKind::IsolateWorker,
+            Action::PauseAcquiring(_) => FaultKind::PauseAcquiring,
+            Action::PauseReleasing(_) => FaultKind::PauseReleasing,
+            Action::KillAcquiring(_) => FaultKind::KillAcquiring,
+            Action::IsolateReleasing(_) => FaultKind::IsolateReleasing,
+            Action::PauseWaiter(_) => FaultKind::PauseWaiter,
+            Action::SlowReply(_) => FaultKind::SlowReply,
+            Action::ClientClock(c) => c.fault(),
+            Action::CutAcquireReply(_) => FaultKind::CutAcquireReply,
+            Action::CutReleaseReply(_) => FaultKind::CutReleaseReply,
+            Action::CutRenewReply => FaultKind::CutRenewReply,
+            Action::Starve => FaultKind::StarveWorker,
+        })
+    }
 }
 
 /// How a client clock step moves the worker's wall clock. Integers, so a step compares exactly.
@@ -121,10 +148,10 @@ pub enum ClientClock {
 
 impl ClientClock {
     /// The run's name of the fault, for the history's nemesis lines.
-    pub fn fault(self) -> results::fault::FaultKind {
+    pub fn fault(self) -> FaultKind {
         match self {
-            ClientClock::Jump { .. } => results::fault::FaultKind::ClientClockJump,
-            ClientClock::Skew { .. } => results::fault::FaultKind::ClientClockSkew,
+            ClientClock::Jump { .. } => FaultKind::ClientClockJump,
+            ClientClock::Skew { .. } => FaultKind::ClientClockSkew,
         }
     }
 
@@ -180,6 +207,30 @@ pub enum Control {
 }
 
 impl Control {
+    /// The run's fault this step strikes, if it strikes one the fault table names.
+    pub fn fault(&self) -> Option<FaultKind> {
+        Some(match self {
+            Control::LeaseExpired(_)
+            | Control::Sleep(_)
+            | Control::Heal
+            | Control::ResumeNode(_)
+            | Control::CutReplication
+            | Control::Failover
+            | Control::ClockReal
+            | Control::UnstarveNode(_)
+            | Control::Restart(_) => return None,
+            Control::PauseNode(_) => FaultKind::PauseNode,
+            Control::ClockJump { .. } => FaultKind::ClockJump,
+            Control::Stall { leader: true, .. } => FaultKind::StallLeader,
+            Control::Stall { leader: false, .. } => FaultKind::StallService,
+            Control::StarveNode(_) => FaultKind::StarveNode,
+            Control::RestartEmpty(n) if n == "master" || n == "leader" => {
+                FaultKind::RestartEmptyLeader
+            }
+            Control::RestartEmpty(_) => FaultKind::RestartEmptyNode,
+        })
+    }
+
     /// Who a step of this control is written as: `wait` (it waits for something to be true) or
     /// `nemesis` (it does something).
     pub fn who(&self) -> &'static str {
