@@ -144,6 +144,20 @@ impl Stage<'_> {
         self.faults.lift(struck).await.map_err(|e| e.to_string())
     }
 
+    /// Strikes `fault` on worker `w` now: `action` of the control's target, its start line
+    /// naming the worker by its owner name.
+    pub(super) async fn strike_worker(
+        &self,
+        w: usize,
+        fault: FaultKind,
+        action: impl FnOnce(String) -> Resolved,
+        extra: Vec<(&'static str, serde_json::Value)>,
+    ) -> Result<Struck, String> {
+        let resolved = action(self.workers[w].target.clone());
+        let owner = self.workers[w].name.clone();
+        self.strike(fault, resolved, &owner, extra).await
+    }
+
     /// Worker `w` cut from every lock-service node, as `fault`.
     pub(super) async fn isolate(
         &mut self,
@@ -151,11 +165,10 @@ impl Stage<'_> {
         fault: FaultKind,
         extra: Vec<(&'static str, serde_json::Value)>,
     ) -> Result<(), String> {
-        let target = self.workers[w].target.clone();
-        let grudge = Grudge::cut(std::slice::from_ref(&target), &self.faults.nodes());
-        let owner = self.workers[w].name.clone();
-        let resolved = Resolved::Partition(grudge, vec![target]);
-        let struck = self.strike(fault, resolved, &owner, extra).await?;
+        let nodes = self.faults.nodes();
+        let cut =
+            |t: String| Resolved::Partition(Grudge::cut(std::slice::from_ref(&t), &nodes), vec![t]);
+        let struck = self.strike_worker(w, fault, cut, extra).await?;
         self.isolated.insert(w, struck);
         Ok(())
     }
@@ -164,7 +177,6 @@ impl Stage<'_> {
         match step {
             Step::Worker { worker, action, .. } => {
                 let w = self.worker(worker)?;
-                let target = self.workers[w].target.clone();
                 let op = |cmd: Cmd| Some(cmd);
                 let cmd = match action.operation() {
                     Action::Acquire => op(Cmd::Acquire),
@@ -231,9 +243,9 @@ impl Stage<'_> {
                 let owner = self.workers[w].name.clone();
                 match action {
                     Action::Pause => {
-                        let stop = Resolved::Signal(Signal::Stop, vec![target]);
+                        let stop = |t| Resolved::Signal(Signal::Stop, vec![t]);
                         let struck = self
-                            .strike(FaultKind::PauseWorker, stop, &owner, vec![])
+                            .strike_worker(w, FaultKind::PauseWorker, stop, vec![])
                             .await?;
                         self.workers[w].paused = Some(struck);
                         rows[i].result = "paused (SIGSTOP)".into();

@@ -45,8 +45,6 @@ impl Stage<'_> {
             self.finish_pending(w, rows, self.op_wait).await;
             return Ok(());
         }
-        let target = self.workers[w].target.clone();
-        let owner = self.workers[w].name.clone();
         let rx = self.workers[w].actor.send(cmd.clone());
         tokio::time::sleep(after.get()).await;
         self.workers[w].pending.push((i, cmd, rx));
@@ -67,8 +65,10 @@ impl Stage<'_> {
                 rows[i].result = format!("sent; cut off {after} after, open until it answers");
             }
             _ => {
-                let stop = Resolved::Signal(Signal::Stop, vec![target]);
-                let struck = self.strike(fault, stop, &owner, vec![delay(after)]).await?;
+                let stop = |t| Resolved::Signal(Signal::Stop, vec![t]);
+                let struck = self
+                    .strike_worker(w, fault, stop, vec![delay(after)])
+                    .await?;
                 self.workers[w].paused = Some(struck);
                 rows[i].result = format!("sent; paused {after} after, open while paused");
             }
@@ -84,10 +84,8 @@ impl Stage<'_> {
         fault: FaultKind,
         extra: Vec<(&'static str, serde_json::Value)>,
     ) -> Result<(), String> {
-        let target = self.workers[w].target.clone();
-        let owner = self.workers[w].name.clone();
-        let kill = Resolved::Signal(Signal::Kill, vec![target]);
-        let struck = self.strike(fault, kill, &owner, extra).await?;
+        let kill = |t| Resolved::Signal(Signal::Kill, vec![t]);
+        let struck = self.strike_worker(w, fault, kill, extra).await?;
         self.faults.leave(struck).map_err(|e| e.to_string())
     }
 
@@ -161,12 +159,9 @@ impl Stage<'_> {
         if let Some(earlier) = self.shaped.remove(&w) {
             self.faults.leave(earlier).map_err(|e| e.to_string())?;
         }
-        let target = self.workers[w].target.clone();
-        let owner = self.workers[w].name.clone();
-        let links = Resolved::Links(shaping, vec![target]);
-        let struck = self
-            .strike(fault, links, &owner, after.into_iter().map(delay).collect())
-            .await?;
+        let links = |t| Resolved::Links(shaping, vec![t]);
+        let extra = after.into_iter().map(delay).collect();
+        let struck = self.strike_worker(w, fault, links, extra).await?;
         self.shaped.insert(w, struck);
         Ok(())
     }
@@ -174,11 +169,9 @@ impl Stage<'_> {
     /// `starve`: worker `w`'s container limited to a few percent of one CPU, as the run's
     /// `starve-worker` (recorded with its quota), until its `heal`.
     pub(super) async fn starve(&mut self, w: usize) -> Result<String, String> {
-        let target = self.workers[w].target.clone();
-        let owner = self.workers[w].name.clone();
-        let starve = Resolved::Starve(nemesis::STARVED_CPUS, vec![target]);
+        let starve = |t| Resolved::Starve(nemesis::STARVED_CPUS, vec![t]);
         let struck = self
-            .strike(FaultKind::StarveWorker, starve, &owner, vec![])
+            .strike_worker(w, FaultKind::StarveWorker, starve, vec![])
             .await?;
         self.starved.insert(w, struck);
         Ok(format!(

@@ -46,6 +46,15 @@ pub struct ContainerSite {
 }
 
 impl ContainerSite {
+    /// The lock service's cluster as it stands now (a restarted node has its new address).
+    fn cluster(&self) -> containers::cluster::ClusterHandle {
+        self.deployment
+            .cluster
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     /// Deploys `plan` (building the node image if it is missing), on the shared cluster `on`
     /// when given; `moments` is where the live view keeps the current holder and the workers
     /// in flight, which the nemesis's holder and in-flight faults target. On an error
@@ -412,13 +421,7 @@ impl Site for ContainerSite {
     }
 
     fn data_nodes(&self) -> Vec<String> {
-        let cluster = self
-            .deployment
-            .cluster
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        cluster
+        self.cluster()
             .nodes
             .iter()
             .filter(|n| matches!(n.role, Role::Master | Role::Replica))
@@ -433,13 +436,7 @@ impl Site for ContainerSite {
         limit: Duration,
     ) -> BoxFuture<'a, Result<Duration, String>> {
         Box::pin(async move {
-            let cluster = self
-                .deployment
-                .cluster
-                .read()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone();
-            super::lease_expiry::wait_expired(&cluster, lock, lease, limit).await
+            super::lease_expiry::wait_expired(&self.cluster(), lock, lease, limit).await
         })
     }
 
