@@ -27,7 +27,7 @@ use results::fault::FaultKind;
 use results::jsonl::HistoryWriter;
 use results::layout::RunDir;
 use results::{AnomalyKind, Validity, Verdict};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -365,14 +365,7 @@ async fn stage_and_run(
         plan: plan.clone(),
         workers,
         op_wait: acquire_timeout + plan.client_timing.op_timeout * 2 + Duration::from_secs(15),
-        paused_nodes: Vec::new(),
-        isolated: BTreeMap::new(),
-        shaped: BTreeMap::new(),
-        starved: BTreeMap::new(),
-        starved_nodes: Vec::new(),
-        emptied: Vec::new(),
-        cut_replication: None,
-        clocked: Vec::new(),
+        standing: Default::default(),
         log: log.clone(),
     };
     let (rows, aborted) = steps::run_all(&mut stage, &scenario.steps).await;

@@ -6,6 +6,7 @@
 
 use super::rows::Row;
 use super::scenario::Control;
+use super::standing::On;
 use super::steps::Stage;
 use nemesis::{Grudge, Resolved, Signal, Struck};
 use results::fault::FaultKind;
@@ -58,33 +59,29 @@ impl Stage<'_> {
                 rows[i].result = self.stall(*leader, length.get()).await?;
             }
             Control::PauseNode(n) => {
-                let node = self.resolve_node(n).await?;
-                let stop = Resolved::Signal(Signal::Stop, vec![node.clone()]);
-                let struck = self
-                    .strike(FaultKind::PauseNode, stop, &node, vec![])
+                let stop = |t| Resolved::Signal(Signal::Stop, vec![t]);
+                let node = self
+                    .strike_node(n, FaultKind::PauseNode, stop, On::FrozenNode)
                     .await?;
-                self.paused_nodes.push((node.clone(), struck));
                 rows[i].result = format!("{node} paused (SIGSTOP)");
             }
             Control::ResumeNode(n) => {
-                let (node, struck) = Self::named_or_last(n, &mut self.paused_nodes, "paused")?;
+                let (node, struck) = self.named_or_last(n, On::FrozenNode, "paused")?;
                 self.lift(struck).await?;
                 rows[i].result = format!("{node} resumed (SIGCONT)");
             }
             Control::StarveNode(n) => {
-                let node = self.resolve_node(n).await?;
-                let starve = Resolved::Starve(nemesis::STARVED_CPUS, vec![node.clone()]);
-                let struck = self
-                    .strike(FaultKind::StarveNode, starve, &node, vec![])
+                let starve = |t| Resolved::Starve(nemesis::STARVED_CPUS, vec![t]);
+                let node = self
+                    .strike_node(n, FaultKind::StarveNode, starve, On::StarvedNode)
                     .await?;
-                self.starved_nodes.push((node.clone(), struck));
                 rows[i].result = format!(
                     "{node}'s CPU cut to {:.0}% of one CPU",
                     nemesis::STARVED_CPUS * 100.0
                 );
             }
             Control::UnstarveNode(n) => {
-                let (node, struck) = Self::named_or_last(n, &mut self.starved_nodes, "starved")?;
+                let (node, struck) = self.named_or_last(n, On::StarvedNode, "starved")?;
                 self.lift(struck).await?;
                 rows[i].result = format!("{node}'s CPU no longer limited");
             }
@@ -94,15 +91,13 @@ impl Stage<'_> {
                 } else {
                     FaultKind::RestartEmptyNode
                 };
-                let node = self.resolve_node(n).await?;
-                let kill = Resolved::KillEmpty(vec![node.clone()]);
-                let struck = self.strike(fault, kill, &node, vec![]).await?;
-                self.emptied.push((node.clone(), struck));
+                let kill = |t| Resolved::KillEmpty(vec![t]);
+                let node = self.strike_node(n, fault, kill, On::EmptiedNode).await?;
                 rows[i].result = format!("{node} killed, its data directory emptied");
             }
             Control::Restart(n) => {
                 let (node, struck) =
-                    Self::named_or_last(n, &mut self.emptied, "killed by restart-empty")?;
+                    self.named_or_last(n, On::EmptiedNode, "killed by restart-empty")?;
                 let start = Instant::now();
                 self.lift(struck).await?;
                 rows[i].result = format!(
@@ -128,15 +123,15 @@ impl Stage<'_> {
                 let struck = self
                     .strike(EventFault::CutReplication, cut, &master, vec![])
                     .await?;
-                self.cut_replication = Some((master.clone(), struck));
+                self.standing.push(On::CutMaster(master.clone()), struck);
                 rows[i].result = format!("{master} cut from {}", replicas.join(", "));
             }
             Control::Failover => {
-                let before = self
-                    .paused_nodes
-                    .last()
-                    .map(|(n, _)| n.clone())
-                    .or_else(|| self.cut_replication.as_ref().map(|c| c.0.clone()))
+                let standing = &self.standing;
+                let before = standing
+                    .latest(&On::FrozenNode(String::new()))
+                    .or_else(|| standing.latest(&On::CutMaster(String::new())))
+                    .map(|(n, _)| n.to_string())
                     .ok_or("wait failover needs a paused or cut master first")?;
                 let start = Instant::now();
                 let limit = Duration::from_secs(40);
@@ -190,6 +185,23 @@ impl Stage<'_> {
         Ok(format!("{} frozen for {length:?}", nodes.join(", ")))
     }
 
+    /// Strikes `fault` on node `n` (`master` / `leader`: who leads now): `action` of it,
+    /// standing as `on` of it until the step that lifts it. Returns the node.
+    async fn strike_node(
+        &mut self,
+        n: &str,
+        fault: FaultKind,
+        action: impl FnOnce(String) -> Resolved,
+        on: fn(String) -> On,
+    ) -> Result<String, String> {
+        let node = self.resolve_node(n).await?;
+        let struck = self
+            .strike(fault, action(node.clone()), &node, vec![])
+            .await?;
+        self.standing.push(on(node.clone()), struck);
+        Ok(node)
+    }
+
     /// `master` / `leader`: who leads now; anything else is taken as a short node name.
     async fn resolve_node(&self, n: &str) -> Result<String, String> {
         if n != "master" && n != "leader" {
@@ -201,35 +213,29 @@ impl Stage<'_> {
             .ok_or_else(|| format!("the lock service names no {n} right now"))
     }
 
-    /// The fault a step struck on node `n` (`master` / `leader`: the latest of `struck`),
-    /// taken out of `struck` for its lift.
+    /// The fault standing on node `n` of the kind `on` makes (`master` / `leader`: the newest
+    /// of that kind), taken out for its lift.
     fn named_or_last(
+        &mut self,
         n: &str,
-        struck: &mut Vec<(String, Struck)>,
+        on: fn(String) -> On,
         what: &str,
     ) -> Result<(String, Struck), String> {
-        let at = if n == "master" || n == "leader" {
-            struck.len().checked_sub(1)
+        let node = if n == "master" || n == "leader" {
+            self.standing
+                .latest(&on(String::new()))
+                .map(|(node, _)| node.to_string())
         } else {
-            struck.iter().position(|(node, _)| node == n)
+            Some(n.to_string())
         };
-        at.map(|at| struck.remove(at))
+        node.and_then(|node| Some((node.clone(), self.standing.take(&on(node))?)))
             .ok_or_else(|| format!("no lock-service node {n} is {what} by a step"))
     }
 
-    /// Lifts every fault a step struck, in the order a heal undoes them (the workers thawed
-    /// first), each recording its stop.
+    /// Lifts every fault a step struck, newest first, each recording its stop.
     async fn lift_all(&mut self) {
-        let mut struck: Vec<Struck> = Vec::new();
-        struck.extend(self.workers.iter_mut().filter_map(|w| w.paused.take()));
-        struck.extend(self.paused_nodes.drain(..).map(|(_, s)| s));
-        struck.extend(self.clocked.drain(..).map(|(_, s)| s));
-        struck.extend(std::mem::take(&mut self.shaped).into_values());
-        struck.extend(std::mem::take(&mut self.starved).into_values());
-        struck.extend(self.starved_nodes.drain(..).map(|(_, s)| s));
-        struck.extend(self.emptied.drain(..).map(|(_, s)| s));
-        struck.extend(std::mem::take(&mut self.isolated).into_values());
-        struck.extend(self.cut_replication.take().map(|(_, s)| s));
+        let mut struck = self.standing.take_all(|_| true);
+        struck.reverse();
         for s in struck {
             if let Err(e) = self.lift(s).await {
                 self.log.line(&format!("heal: {e}"));
@@ -248,7 +254,7 @@ impl Stage<'_> {
 
     /// Every clock a step moved (a node's, a worker's lock client's) back to the real time.
     async fn reset_clocks(&mut self) {
-        for (_, struck) in std::mem::take(&mut self.clocked) {
+        for struck in self.standing.take_all(|on| matches!(on, On::Clock(_))) {
             if let Err(e) = self.lift(struck).await {
                 self.log.line(&format!("heal: {e}"));
             }

@@ -10,6 +10,8 @@
 //!   service (`run::lease_expiry`).
 //! - [`worker_faults`]: a worker step's fault at a weak moment (in flight, slow replies, its
 //!   client's clock).
+//! - [`standing`]: the faults the steps struck and no step lifted yet, and which step lifts
+//!   each.
 //! - [`rows`]: the rows of the step table.
 //! - [`table`]: the step table and the evidence of each anomaly, as printed.
 
@@ -19,6 +21,7 @@ pub mod faults;
 pub mod rows;
 pub mod scenario;
 pub mod stage;
+pub mod standing;
 pub mod steps;
 pub mod table;
 pub mod worker_faults;

@@ -8,13 +8,13 @@
 use super::actor::{Actor, Cmd, Done};
 pub use super::rows::{expect_text, Row};
 use super::scenario::{Action, Expect, Step};
+use super::standing::{On, Standing};
 use crate::config::TestPlan;
 use crate::run::prepare::HarnessLog;
 use crate::run::site::Site;
 use nemesis::{Grudge, OneStep, Resolved, Signal, Struck};
 use results::fault::FaultKind;
 use results::{EventFault, OpType};
-use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::sync::oneshot;
 use workloads::driver::Recorder;
@@ -27,9 +27,6 @@ pub struct W {
     /// the in-process site.
     pub target: String,
     pub(super) actor: Actor,
-    /// The fault that froze it (`pause-worker`, `pause-acquiring` ...), which its `resume`
-    /// lifts.
-    pub(super) paused: Option<Struck>,
     pub(super) pending: Vec<(usize, Cmd, oneshot::Receiver<Done>)>,
     /// Token and lease of the worker's latest successful acquire.
     pub(super) token: Option<u64>,
@@ -42,7 +39,6 @@ impl W {
             name,
             target,
             actor,
-            paused: None,
             pending: Vec::new(),
             token: None,
             lease: None,
@@ -50,9 +46,8 @@ impl W {
     }
 }
 
-/// Everything the steps act on: the deployed site, its fault executor, and the scenario's
-/// workers. Each fault a step struck and no step lifted yet is kept where the step that lifts
-/// it finds it; the final heal lifts them all.
+/// Everything the steps act on: the deployed site, its fault executor, the scenario's workers,
+/// and the faults standing.
 pub struct Stage<'s> {
     pub site: &'s dyn Site,
     pub faults: Box<dyn OneStep + 's>,
@@ -61,23 +56,8 @@ pub struct Stage<'s> {
     pub workers: Vec<W>,
     /// How long a non-paused worker may take to answer one operation.
     pub op_wait: Duration,
-    /// Lock-service nodes paused by `nemesis: pause` (short names), in order.
-    pub paused_nodes: Vec<(String, Struck)>,
-    /// Isolated workers, by index (`isolate-worker`, `isolate-releasing`).
-    pub isolated: BTreeMap<usize, Struck>,
-    /// Workers whose links a step shaped (`slow-reply`, a `cut-*-reply`), by index.
-    pub shaped: BTreeMap<usize, Struck>,
-    /// Workers whose CPU `starve` limited, by index.
-    pub starved: BTreeMap<usize, Struck>,
-    /// Lock-service nodes whose CPU `nemesis: starve` limited (short names).
-    pub starved_nodes: Vec<(String, Struck)>,
-    /// Lock-service nodes `nemesis: restart-empty` killed and emptied, not started yet.
-    pub emptied: Vec<(String, Struck)>,
-    /// The master cut from its replicas.
-    pub cut_replication: Option<(String, Struck)>,
-    /// Clocks a step moved, by the control's target: a node's (`clock-jump`) or a worker's
-    /// lock client's.
-    pub clocked: Vec<(String, Struck)>,
+    /// Every fault a step struck and no step lifted yet.
+    pub standing: Standing,
     pub log: HarnessLog,
 }
 
@@ -169,7 +149,7 @@ impl Stage<'_> {
         let cut =
             |t: String| Resolved::Partition(Grudge::cut(std::slice::from_ref(&t), &nodes), vec![t]);
         let struck = self.strike_worker(w, fault, cut, extra).await?;
-        self.isolated.insert(w, struck);
+        self.standing.push(On::Isolated(w), struck);
         Ok(())
     }
 
@@ -213,7 +193,7 @@ impl Stage<'_> {
                 }
                 if let Some(cmd) = cmd {
                     // A begun operation of this worker's answers first: its rows stay in order.
-                    let paused = self.workers[w].paused.is_some();
+                    let paused = self.standing.holds(&On::Frozen(w));
                     if !paused {
                         self.finish_pending(w, rows, self.op_wait).await;
                     }
@@ -247,13 +227,13 @@ impl Stage<'_> {
                         let struck = self
                             .strike_worker(w, FaultKind::PauseWorker, stop, vec![])
                             .await?;
-                        self.workers[w].paused = Some(struck);
+                        self.standing.push(On::Frozen(w), struck);
                         rows[i].result = "paused (SIGSTOP)".into();
                     }
                     Action::Resume => {
-                        let struck = self.workers[w]
-                            .paused
-                            .take()
+                        let struck = self
+                            .standing
+                            .take(&On::Frozen(w))
                             .ok_or_else(|| format!("{owner} is not paused"))?;
                         self.lift(struck).await?;
                         rows[i].result = "resumed (SIGCONT)".into();
@@ -261,7 +241,7 @@ impl Stage<'_> {
                     }
                     Action::Kill => {
                         // A paused worker's pause ends where its process does.
-                        if let Some(paused) = self.workers[w].paused.take() {
+                        if let Some(paused) = self.standing.take(&On::Frozen(w)) {
                             self.faults.leave(paused).map_err(|e| e.to_string())?;
                         }
                         self.kill(w, FaultKind::KillWorker, vec![]).await?;

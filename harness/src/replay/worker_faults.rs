@@ -11,6 +11,7 @@
 use super::actor::Cmd;
 use super::rows::Row;
 use super::scenario::ClientClock;
+use super::standing::On;
 use super::steps::Stage;
 use crate::config::Dur;
 use nemesis::{LinkShaping, Resolved, Signal};
@@ -69,7 +70,7 @@ impl Stage<'_> {
                 let struck = self
                     .strike_worker(w, fault, stop, vec![delay(after)])
                     .await?;
-                self.workers[w].paused = Some(struck);
+                self.standing.push(On::Frozen(w), struck);
                 rows[i].result = format!("sent; paused {after} after, open while paused");
             }
         }
@@ -92,15 +93,15 @@ impl Stage<'_> {
     /// `heal`: the worker's cut removed, its replies no longer held back, its CPU its own.
     pub(super) async fn heal_worker(&mut self, w: usize) -> Result<String, String> {
         let mut healed = Vec::new();
-        if let Some(struck) = self.isolated.remove(&w) {
+        if let Some(struck) = self.standing.take(&On::Isolated(w)) {
             self.lift(struck).await?;
             healed.push("reconnected");
         }
-        if let Some(struck) = self.shaped.remove(&w) {
+        if let Some(struck) = self.standing.take(&On::Shaped(w)) {
             self.lift(struck).await?;
             healed.push("its links as they were");
         }
-        if let Some(struck) = self.starved.remove(&w) {
+        if let Some(struck) = self.standing.take(&On::Starved(w)) {
             self.lift(struck).await?;
             healed.push("its CPU no longer limited");
         }
@@ -156,13 +157,13 @@ impl Stage<'_> {
         shaping: LinkShaping,
         after: Option<Dur>,
     ) -> Result<(), String> {
-        if let Some(earlier) = self.shaped.remove(&w) {
+        if let Some(earlier) = self.standing.take(&On::Shaped(w)) {
             self.faults.leave(earlier).map_err(|e| e.to_string())?;
         }
         let links = |t| Resolved::Links(shaping, vec![t]);
         let extra = after.into_iter().map(delay).collect();
         let struck = self.strike_worker(w, fault, links, extra).await?;
-        self.shaped.insert(w, struck);
+        self.standing.push(On::Shaped(w), struck);
         Ok(())
     }
 
@@ -173,7 +174,7 @@ impl Stage<'_> {
         let struck = self
             .strike_worker(w, FaultKind::StarveWorker, starve, vec![])
             .await?;
-        self.starved.insert(w, struck);
+        self.standing.push(On::Starved(w), struck);
         Ok(format!(
             "its CPU cut to {:.0}% of one CPU",
             nemesis::STARVED_CPUS * 100.0
@@ -208,13 +209,12 @@ impl Stage<'_> {
         setting: nemesis::ClockSetting,
         named: &str,
     ) -> Result<(), String> {
-        if let Some(at) = self.clocked.iter().position(|(c, _)| c == clock) {
-            let (_, earlier) = self.clocked.remove(at);
+        if let Some(earlier) = self.standing.take(&On::Clock(clock.to_string())) {
             self.faults.leave(earlier).map_err(|e| e.to_string())?;
         }
         let moved = Resolved::Clock(setting, vec![clock.to_string()]);
         let struck = self.strike(fault, moved, named, vec![]).await?;
-        self.clocked.push((clock.to_string(), struck));
+        self.standing.push(On::Clock(clock.to_string()), struck);
         Ok(())
     }
 }
