@@ -189,7 +189,11 @@ pub async fn start(
             zookeeper_sessions::follow(cluster, out.clone()),
         ),
         Provider::Redis | Provider::Redlock | Provider::RedisSentinel => {
-            tokio::spawn(redis::follow(cluster, out.clone()))
+            let servers = redis::follow(cluster.clone(), out.clone());
+            let sentinels = sentinel::follow_all(cluster, out.clone());
+            tokio::spawn(async move {
+                tokio::join!(servers, sentinels);
+            })
         }
         Provider::Postgres => tokio::spawn(postgres::follow(cluster, out.clone())),
         Provider::Memory => return Ok(None),

@@ -1,7 +1,7 @@
 //! The Redis observer: each server's keyspace notifications, one stream per server (the
 //! single master, Redlock's five masters, Sentinel's master and replicas), since each server
-//! keeps its own keys and no order spans them; and each sentinel's failovers
-//! ([`super::sentinel`]). Every server runs with `notify-keyspace-events`
+//! keeps its own keys and no order spans them (each sentinel's failovers are
+//! [`super::sentinel`]'s). Every server runs with `notify-keyspace-events`
 //! on its command line, so a restarted one keeps announcing.
 //!
 //! A notification names only the key and the event. On a `set` or an `expire` the observer
@@ -40,25 +40,18 @@ const PROBE_CHANNEL: &str = "fencecheck:observer";
 /// Keyspace notifications of database 0 arrive on `__keyspace@0__:<key>`.
 const KEYSPACE: &str = "__keyspace@0__:";
 
-/// Follows every Redis server of the cluster until the task is aborted.
+/// Follows every Redis server of the cluster (not its sentinels) until the task is aborted.
 pub(super) async fn follow(cluster: Arc<RwLock<ClusterHandle>>, out: Arc<Record>) {
     let names: Vec<String> = servers(&cluster).iter().map(|n| n.name.clone()).collect();
-    let sentinels = super::sentinel::sentinels(&cluster);
-    for name in names.iter().chain(&sentinels) {
+    for name in &names {
         out.set_following(name, false);
     }
-    futures::join!(
-        futures::future::join_all(
-            names
-                .into_iter()
-                .map(|name| follow_server(&cluster, &out, name)),
-        ),
-        futures::future::join_all(
-            sentinels
-                .into_iter()
-                .map(|name| super::sentinel::follow(&cluster, &out, name)),
-        )
-    );
+    futures::future::join_all(
+        names
+            .into_iter()
+            .map(|name| follow_server(&cluster, &out, name)),
+    )
+    .await;
 }
 
 /// The cluster's Redis servers (not its sentinels), as they are now.

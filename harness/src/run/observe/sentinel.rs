@@ -16,7 +16,7 @@ use containers::cluster::ClusterHandle;
 use containers::docker::{Node, Role};
 use futures::StreamExt;
 use results::service_log::{ServiceEntry, ServiceWhat};
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 /// How long the observer waits for a connection or a subscription.
@@ -25,8 +25,18 @@ const ASK: Duration = Duration::from_secs(1);
 /// The channel on which a sentinel announces a failover's end.
 const SWITCH: &str = "+switch-master";
 
-/// The cluster's sentinels' names (none but Sentinel's cluster has any).
-pub(super) fn sentinels(cluster: &RwLock<ClusterHandle>) -> Vec<String> {
+/// Follows every sentinel of the cluster (none but Sentinel's has any) until the task is
+/// aborted.
+pub(super) async fn follow_all(cluster: Arc<RwLock<ClusterHandle>>, out: Arc<Record>) {
+    let names = sentinels(&cluster);
+    for name in &names {
+        out.set_following(name, false);
+    }
+    futures::future::join_all(names.into_iter().map(|name| follow(&cluster, &out, name))).await;
+}
+
+/// The cluster's sentinels' names.
+fn sentinels(cluster: &RwLock<ClusterHandle>) -> Vec<String> {
     let cluster = cluster.read().unwrap_or_else(|p| p.into_inner());
     (cluster.nodes.iter())
         .filter(|n| n.role == Role::Sentinel)
@@ -40,7 +50,7 @@ fn node(cluster: &RwLock<ClusterHandle>, name: &str) -> Option<Node> {
 }
 
 /// Follows the sentinel called `name`, subscribing again whenever the subscription breaks.
-pub(super) async fn follow(cluster: &RwLock<ClusterHandle>, out: &Record, name: String) {
+async fn follow(cluster: &RwLock<ClusterHandle>, out: &Record, name: String) {
     let what = format!("the subscription to {name}");
     loop {
         let why = subscribe(cluster, out, &name).await;
