@@ -1,7 +1,8 @@
 //! `hang-work` end to end: the holder's work hangs while its process and its lock client run on.
 //! A lock renewed in the background then outlives the work (stuck-lock, diagnosed as a zombie
 //! holder); one renewed from the loop that does the work lapses, the next holder takes over and
-//! the zombie's late write is fenced. In process (the memory provider, no Docker) and against
+//! the zombie's late write is fenced (or, when its write had left before the hang, its release
+//! refused). In process (the memory provider, no Docker) and against
 //! real services: etcd with fencecheck's recipe, and kazoo, whose session outlives a hung job.
 
 use crate::support::infra::{fresh_root, labelled_containers, run_config};
@@ -142,14 +143,29 @@ fn a_hung_holder_renewed_inline_loses_the_lock_and_its_late_write_is_fenced() {
         grants_to_others(&h, &worker, (from, to)) > 0,
         "the lease lapsed and another worker took the lock"
     );
-    // The zombie's first write after the hang carries its old token and is refused.
+    // The hung hold's first operation after the hang finds its lease gone: a write carrying
+    // its old token is refused by the fence, or, where the hang struck after its write had
+    // left, its release is refused.
+    let index = |e: &Value| e["index"].as_u64().unwrap_or(0);
+    let hung = h
+        .iter()
+        .rev()
+        .filter(|e| e["f"] == "acquire" && e["type"] == "ok" && e["owner"] == worker.as_str())
+        .find(|e| index(e) < from)
+        .expect("the hung worker held the lock when the hang began");
     let late = h
         .iter()
-        .filter(|e| e["f"] == "write" && e["type"] != "invoke" && e["owner"] == worker.as_str())
-        .find(|e| e["index"].as_u64().unwrap_or(0) > to)
-        .expect("the hung holder wrote after the hang");
+        .filter(|e| e["type"] != "invoke" && e["lease"] == hung["lease"])
+        .filter(|e| e["f"] == "write" || e["f"] == "release")
+        .find(|e| index(e) > to)
+        .expect("the hung hold wrote or released after the hang");
     assert_eq!(late["type"], "fail", "{late}");
-    assert_eq!(late["result"], "rejected-stale-fence", "{late}");
+    let refused = if late["f"] == "write" {
+        "rejected-stale-fence"
+    } else {
+        "release-rejected-not-owner"
+    };
+    assert_eq!(late["result"], refused, "{late}");
     let results = read_json(run_dir(&r).join("results.json"));
     assert!(stuck_locks(&results).is_empty(), "{results}");
     assert_eq!(results["valid"], true, "{results}");
