@@ -23,7 +23,7 @@ use crate::run::progress::Progress;
 use crate::run::site::Site;
 use crate::run::{self, prepare};
 use anyhow::Context;
-use results::fault::FaultKind;
+use results::fault::Mechanism;
 use results::jsonl::HistoryWriter;
 use results::layout::RunDir;
 use results::{AnomalyKind, Validity, Verdict};
@@ -120,43 +120,18 @@ pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan>
             );
         }
     }
-    let caps = plan.provider.capabilities();
-    let on_links = scenario.steps.iter().find_map(|s| match s {
-        Step::Worker { action, line, .. } => {
-            let verb = match action {
-                Action::SlowReply(_) => FaultKind::SlowReply,
-                Action::CutAcquireReply(_) => FaultKind::CutAcquireReply,
-                Action::CutReleaseReply(_) => FaultKind::CutReleaseReply,
-                Action::CutRenewReply => FaultKind::CutRenewReply,
-                _ => return None,
-            };
-            Some((*line, verb))
-        }
-        _ => None,
-    });
     plan.cut_reply_to =
         crate::config::validate::cut_reply_to(scenario.cut_reply_to.as_deref(), plan.provider)
             .map_err(|e| anyhow::anyhow!("scenario {} on {provider}: {e}", scenario.name))?;
-    if let Some((line, verb)) = on_links {
-        plan.link_proxy = true;
-        if let Some(why) = verb.unsupported_because(&caps) {
-            anyhow::bail!(
-                "scenario {}, line {line}: {verb} cannot act on {provider}: {why}",
-                scenario.name
-            );
-        }
-    }
-    // A nemesis step the run would refuse on this provider is refused here, naming its line.
+    // Every step's fault is held to the provider's row of the fault table, as a run's would be,
+    // and refused naming its line.
+    let caps = plan.provider.capabilities();
     for s in &scenario.steps {
-        let Step::Control { control, line, .. } = s else {
-            continue;
+        let (fault, line) = match s {
+            Step::Worker { action, line, .. } => (action.fault(), line),
+            Step::Control { control, line, .. } => (control.fault(), line),
         };
-        let Some(fault) = control.fault().filter(|f| {
-            matches!(
-                f,
-                FaultKind::RestartEmptyLeader | FaultKind::RestartEmptyNode | FaultKind::StarveNode
-            )
-        }) else {
+        let Some(fault) = fault else {
             continue;
         };
         if let Some(why) = fault.unsupported_because(&caps) {
@@ -165,25 +140,17 @@ pub fn plan_for(scenario: &Scenario, provider: &str) -> anyhow::Result<TestPlan>
                 scenario.name
             );
         }
-        plan.empties_data |= matches!(control, Control::RestartEmpty(_));
+        plan.link_proxy |= matches!(fault.mechanism(), Mechanism::Link(_));
     }
-    // On the in-process site every step's fault is held to the memory provider's table row.
-    if plan.in_process() {
-        for s in &scenario.steps {
-            let (fault, line) = match s {
-                Step::Worker { action, line, .. } => (action.fault(), line),
-                Step::Control { control, line, .. } => (control.fault(), line),
-            };
-            if let Some(why) = fault.and_then(|f| f.unsupported_because(&caps).map(|w| (f, w))) {
-                anyhow::bail!(
-                    "scenario {}, line {line}: {} cannot act on {provider}: {}",
-                    scenario.name,
-                    why.0,
-                    why.1
-                );
+    plan.empties_data = scenario.steps.iter().any(|s| {
+        matches!(
+            s,
+            Step::Control {
+                control: Control::RestartEmpty(_),
+                ..
             }
-        }
-    }
+        )
+    });
     Ok(plan)
 }
 
@@ -371,4 +338,54 @@ async fn stage_and_run(
     let (rows, aborted) = steps::run_all(&mut stage, &scenario.steps).await;
     history.sync().context("syncing history.jsonl")?;
     Ok((rows, aborted))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Scenario {
+        super::super::scenario::parse(text).expect("a valid scenario")
+    }
+
+    #[test]
+    fn every_shipped_scenario_plans_on_every_provider_it_names() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+        let mut planned = 0;
+        for entry in std::fs::read_dir(&dir).expect("scenarios/") {
+            let path = entry.expect("an entry").path();
+            let scenario = parse(&std::fs::read_to_string(&path).expect("readable"));
+            for provider in &scenario.providers {
+                if let Err(e) = plan_for(&scenario, provider) {
+                    panic!("{} on {provider}: {e:#}", path.display());
+                }
+                planned += 1;
+            }
+        }
+        assert!(planned >= 40, "only {planned} scenario plans");
+    }
+
+    #[test]
+    fn a_step_fault_the_provider_cannot_take_is_refused_naming_its_line() {
+        let text = "name: x\nproviders: [etcd]\nworkers: [A]\nsteps:\n  - A: acquire\n  \
+                    - nemesis: restart-empty etcd-1\n";
+        let e = plan_for(&parse(text), "etcd").expect_err("etcd keeps its data");
+        assert!(
+            e.to_string()
+                .contains("line 6: restart-empty-node cannot act on etcd"),
+            "{e}"
+        );
+        let text = "name: x\nproviders: [redis-sentinel]\nworkers: [A]\nsteps:\n  \
+                    - A: acquire\n  - A: slow-reply\n";
+        let e = plan_for(&parse(text), "redis-sentinel").expect_err("replies pass the proxy");
+        assert!(
+            e.to_string()
+                .contains("line 6: slow-reply cannot act on redis-sentinel"),
+            "{e}"
+        );
+        let text = "name: x\nproviders: [redis]\nworkers: [A]\nsteps:\n  - A: acquire\n  \
+                    - A: slow-reply\n  - nemesis: restart-empty redis-1\n";
+        let plan = plan_for(&parse(text), "redis").expect("redis takes both");
+        assert!(plan.link_proxy && plan.empties_data);
+    }
 }
