@@ -13,7 +13,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 /// A fault struck and not yet lifted: what its lift or its leave takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Struck(usize);
 
 /// The first key of a struck fault among the active ones: far above any plan step's index.
@@ -83,11 +83,12 @@ impl<C: NodeControl, T: Topology> Nemesis<'_, C, T> {
     }
 
     fn leave_now(&self, struck: Struck) -> Result<(), NemesisError> {
-        let Some(active) = self.state().active.remove(&struck.0) else {
-            return Ok(());
-        };
-        {
+        let active = {
             let mut st = self.state();
+            let Some(active) = st.active.remove(&struck.0) else {
+                return Ok(());
+            };
+            st.partitions.remove(&struck.0);
             for t in &active.targets {
                 match active.applied {
                     Applied::Killed => {
@@ -112,8 +113,8 @@ impl<C: NodeControl, T: Topology> Nemesis<'_, C, T> {
                     Applied::Partitioned => {}
                 }
             }
-            st.partitions.remove(&struck.0);
-        }
+            active
+        };
         self.history
             .record(active.event.stopped().event(self.clock.now()))?;
         Ok(())
